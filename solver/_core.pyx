@@ -1,0 +1,705 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The rules of Cirulla (../shared/RULES.md), written once, in C.
+
+State, move generation, applying a move, scoring and whole-hand playouts are
+nogil C functions over plain structs (see _core.pxd). ``CoreRules`` and
+``CoreState`` at the bottom are the thin wrappers the Python API is built on;
+they check nothing the Python layer has not already checked (like
+python-chess's ``push``), so they are private.
+"""
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.string cimport memset
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long) nogil
+    int __builtin_ctzll(unsigned long long) nogil
+
+cdef enum:
+    DIAMONDS = 0x3FF            # suit 0: bits 0..9
+    SETTEBELLO = 6              # 7D
+    RE_BELLO = 9                # KD
+
+# R-PRIM, by rank A 2 3 4 5 6 7 J Q K
+cdef int PRIM[10]
+PRIM[:] = [16, 12, 13, 14, 15, 18, 21, 10, 10, 10]
+# best primiera value of a 10-bit suit mask
+cdef unsigned char PRIM_BEST[1024]
+cdef int _m, _k, _best
+for _m in range(1024):
+    _best = 0
+    for _k in range(10):
+        if _m >> _k & 1 and PRIM[_k] > _best:
+            _best = PRIM[_k]
+    PRIM_BEST[_m] = _best
+
+# how much the greedy policy likes to own each card (a heuristic, in points x 100)
+cdef int GREEDY_W[40]
+for _k in range(40):
+    GREEDY_W[_k] = 10 + PRIM[_k % 10] // 3 - 3
+    if _k < 10:
+        GREEDY_W[_k] += 15
+        if _k in (0, 1, 2, 7, 8, 9):
+            GREEDY_W[_k] += 6
+GREEDY_W[SETTEBELLO] += 70
+
+
+# --- primitives ---
+
+cdef inline u64 bit(int c) noexcept nogil:
+    return (<u64>1) << c
+
+cdef int popcount(u64 x) noexcept nogil:
+    return __builtin_popcountll(x)
+
+cdef int lowest(u64 x) noexcept nogil:
+    return __builtin_ctzll(x)
+
+cdef u64 rng_next(Rng* r) noexcept nogil:
+    # splitmix64: tiny state, passes BigCrush, trivially seedable
+    r.s += <u64>0x9E3779B97F4A7C15
+    cdef u64 z = r.s
+    z = (z ^ (z >> 30)) * <u64>0xBF58476D1CE4E5B9
+    z = (z ^ (z >> 27)) * <u64>0x94D049BB133111EB
+    return z ^ (z >> 31)
+
+cdef int rng_below(Rng* r, int n) noexcept nogil:
+    return <int>(((rng_next(r) >> 32) * <u64>n) >> 32)
+
+
+# --- the deal (section 3) ---
+
+cdef int side_of(const Rules* r, int seat) noexcept nogil:
+    return seat % r.n_sides                             # R-SIDES
+
+cdef int cards_in_round(const Rules* r, int rnd) noexcept nogil:
+    if r.five_players:
+        return 1 if rnd == 2 else 3                     # R-V5: 3, 3, then 1
+    if r.cirullone and rnd == 0:
+        return 6                                        # R-VC
+    return 3                                            # R-DEAL
+
+cdef void new_hand(State* s, const Rules* r, int dealer) noexcept nogil:
+    """A hand about to be dealt; the stock holds the deck in order."""
+    cdef int c
+    memset(s, 0, sizeof(State))
+    for c in range(N_CARDS):
+        s.stock[c] = c
+        s.cval[c] = c % 10 + 1                          # R-VALUE
+    s.dealer = dealer
+    s.turn = (dealer + 1) % r.n_players
+    s.last_capturer = -1
+    s.instant_winner = -1
+    s.phase = PH_DEAL
+
+cdef void shuffle_rest(State* s, Rng* rng) noexcept nogil:
+    """Shuffle the undealt part of the stock (Fisher-Yates)."""
+    cdef int i, j, n = N_CARDS - s.stock_pos
+    cdef signed char t
+    cdef signed char* a = &s.stock[s.stock_pos]
+    for i in range(n - 1, 0, -1):
+        j = rng_below(rng, i + 1)
+        t = a[i]; a[i] = a[j]; a[j] = t
+
+cdef int dealer_buona(u64 table, const Rules* r) noexcept nogil:
+    """R-DEALER-BUONA: scope the dealer takes for these table cards (0, 1, 2)."""
+    cdef int total = 0, c, v, other
+    cdef u64 t = table
+    while t:
+        c = lowest(t); t &= t - 1
+        total += c % 10 + 1
+    if r.matta >= 0 and table & bit(r.matta):
+        # R-MATTA: the matta on the table may take any value 1..10
+        other = total - (r.matta % 10 + 1)
+        v = r.buona_high - other
+        if 1 <= v <= 10:
+            return 2
+        v = r.buona_low - other
+        if 1 <= v <= 10:
+            return 1
+        return 0
+    if total == r.buona_high:
+        return 2
+    if total == r.buona_low:
+        return 1
+    return 0
+
+cdef int deal_round(State* s, const Rules* r) noexcept nogil:
+    """Deal the next round from stock[stock_pos:]: hands in dealing order, then
+    (first round only) the table. A void deal (R-MONTE) changes nothing."""
+    cdef int n = cards_in_round(r, s.round), pos = s.stock_pos, k, j, seat, c
+    cdef int dside = side_of(r, s.dealer)
+    cdef u64 hands[MAX_SEATS]
+    cdef u64 table = 0
+    cdef int aces = 0, buona
+    for k in range(r.n_players):
+        seat = (s.dealer + 1 + k) % r.n_players
+        hands[seat] = 0
+        for j in range(n):
+            hands[seat] |= bit(s.stock[pos]); pos += 1
+    if s.round == 0:
+        for j in range(r.table_cards):
+            c = s.stock[pos]; pos += 1
+            table |= bit(c)
+            aces += c % 10 == 0
+        if aces >= 2:
+            return DEAL_VOID                            # R-MONTE
+    for k in range(r.n_players):
+        s.hand[k] = hands[k]
+        s.public[k] = 0
+    s.stock_pos = pos
+    s.round_cards = n
+    s.declared = 0
+    s.turn = (s.dealer + 1) % r.n_players               # R-DEALER: primo di mano
+    s.phase = PH_PLAY
+    if s.round > 0:
+        return DEAL_OK
+    s.table = table
+    if r.capotun:
+        for k in range(10):                             # R-CAPOTUN
+            if popcount(table & ((<u64>1 | bit(10) | bit(20) | bit(30)) << k)) == 4:
+                s.instant_winner = dside
+                s.phase = PH_OVER
+                return DEAL_CAPOTUN
+    buona = dealer_buona(table, r)
+    if buona:
+        s.pile[dside] |= table
+        s.table = 0
+        s.scope[dside] += buona
+        s.dealer_buona = buona
+        s.last_capturer = dside                         # R-LEFTOVER
+    return DEAL_OK
+
+
+# --- moves (sections 4 and 5) ---
+
+cdef struct Gen:
+    Move* out
+    int cap
+    int n
+    int card
+    int ntab
+    signed char tcard[N_CARDS]      # table cards sorted by value
+    unsigned char tval[N_CARDS]
+
+cdef inline void emit_play(Gen* g, u64 take) noexcept nogil:
+    cdef Move* m
+    if g.n < g.cap:
+        m = &g.out[g.n]
+        m.take = take; m.take2 = 0; m.card = g.card; m.matta_rank = -1; m.points = 0
+    g.n += 1
+
+cdef void subsets(Gen* g, int start, int remaining, u64 taken) noexcept nogil:
+    """Every set of table cards from index start on adding up to remaining."""
+    cdef int i, v
+    for i in range(start, g.ntab):
+        v = g.tval[i]
+        if v > remaining:
+            break
+        if v == remaining:
+            emit_play(g, taken | bit(g.tcard[i]))
+        else:
+            subsets(g, i + 1, remaining - v, taken | bit(g.tcard[i]))
+
+cdef int triple_points(const Rules* r, u64 cards, int v0, int v1, int v2) noexcept nogil:
+    """Points of a declared holding of three cards with these capture values."""
+    cdef int pts = 0
+    if r.grande_in_hand and cards == (bit(7) | bit(8) | bit(9)):
+        return 30                                       # R-V30
+    if v0 == v1 == v2:
+        pts = 10                                        # R-DECINO
+    if v0 + v1 + v2 <= 9:
+        if pts and r.buona_stack:
+            pts = 13                                    # R-V13
+        elif not pts:
+            pts = 3                                     # R-BUONA3
+    return pts                                          # R-DECL-ONE
+
+cdef int triple_namings(const Rules* r, u64 cards, int* names, int* points) noexcept nogil:
+    """Every way this triple makes a declaration: (matta rank or -1, points)."""
+    cdef int v[3]
+    cdef int k = 0, c, n = 0, mi = -1, rank, pts
+    cdef u64 t = cards
+    while t:
+        c = lowest(t); t &= t - 1
+        if c == r.matta:
+            mi = k
+        v[k] = c % 10 + 1; k += 1
+    pts = triple_points(r, cards, v[0], v[1], v[2])
+    if pts:
+        names[n] = -1; points[n] = pts; n += 1
+    if mi >= 0:                                         # R-MATTA, R-MATTA-CHOICE
+        for rank in range(10):
+            if rank == r.matta % 10:
+                continue                                # named as itself = not named
+            v[mi] = rank + 1
+            pts = triple_points(r, cards, v[0], v[1], v[2])
+            if pts:
+                names[n] = rank; points[n] = pts; n += 1
+    return n
+
+cdef inline void emit_decl(Gen* g, u64 a, u64 b, int rank, int pts) noexcept nogil:
+    cdef Move* m
+    if g.n < g.cap:
+        m = &g.out[g.n]
+        m.take = a; m.take2 = b; m.card = -1; m.matta_rank = rank; m.points = pts
+    g.n += 1
+
+cdef void gen_declarations(const State* s, const Rules* r, Gen* g) noexcept nogil:
+    cdef u64 h = s.hand[s.turn], t, a
+    cdef int cards[6]
+    cdef int nc = 0, i, j, k, x, y, nt = 0, nn
+    cdef u64 tmask[20]
+    cdef int tname[20][11]
+    cdef int tpts[20][11]
+    cdef int tn[20]
+    cdef int rank
+    t = h
+    while t:
+        cards[nc] = lowest(t); nc += 1; t &= t - 1
+    if nc == 1:
+        # R-V5: in the 1-card round the matta may be named to qualify as lowest
+        if r.five_players and cards[0] == r.matta:
+            for rank in range(3):
+                emit_decl(g, h, 0, rank, 0)
+        return
+    for i in range(nc):
+        for j in range(i + 1, nc):
+            for k in range(j + 1, nc):
+                a = bit(cards[i]) | bit(cards[j]) | bit(cards[k])
+                nn = triple_namings(r, a, tname[nt], tpts[nt])
+                if nn:
+                    tmask[nt] = a; tn[nt] = nn; nt += 1
+    for i in range(nt):
+        for x in range(tn[i]):
+            emit_decl(g, tmask[i], 0, tname[i][x], tpts[i][x])
+    # R-VC: two disjoint triples of the six; the matta is in one of them at most
+    for i in range(nt):
+        for j in range(i + 1, nt):
+            if tmask[i] & tmask[j]:
+                continue
+            for x in range(tn[i]):
+                for y in range(tn[j]):
+                    if tname[i][x] >= 0 and tname[j][y] >= 0:
+                        continue
+                    emit_decl(g, tmask[i], tmask[j],
+                              tname[i][x] if tname[i][x] >= 0 else tname[j][y],
+                              tpts[i][x] + tpts[j][y])
+
+cdef int gen_moves(const State* s, const Rules* r, Move* out, int cap) noexcept nogil:
+    """Every legal move of the seat to move; writes at most cap, returns how many."""
+    cdef Gen g
+    cdef int seat = s.turn, c, v, i, j, before, ace_on_table = 0, single
+    cdef u64 h, t, table = s.table
+    g.out = out; g.cap = cap; g.n = 0; g.ntab = 0
+    if s.phase != PH_PLAY:
+        return 0
+    # R-DECL-WHEN: at the seat's first turn of the round, all cards in hand
+    if not (s.declared >> seat & 1) and popcount(s.hand[seat]) == s.round_cards:
+        gen_declarations(s, r, &g)
+        if r.decl_mandatory:                            # R-DECL-CHOICE
+            # a buona must be declared: then only the scoring declarations are legal
+            j = 0
+            for i in range(min(g.n, g.cap)):
+                if g.out[i].points > 0:
+                    g.out[j] = g.out[i]; j += 1
+            if j:
+                return j
+    # table cards sorted by capture value (insertion sort: the table is short)
+    t = table
+    while t:
+        c = lowest(t); t &= t - 1
+        v = s.cval[c]
+        ace_on_table |= v == 1
+        i = g.ntab
+        while i > 0 and g.tval[i - 1] > v:
+            g.tcard[i] = g.tcard[i - 1]; g.tval[i] = g.tval[i - 1]; i -= 1
+        g.tcard[i] = c; g.tval[i] = v; g.ntab += 1
+    h = s.hand[seat]
+    while h:
+        c = lowest(h); h &= h - 1
+        v = s.cval[c]
+        g.card = c
+        before = g.n
+        if table:
+            if v == 1 and not ace_on_table:
+                emit_play(&g, table)                    # R-ACE
+            elif v == 1:                                # R-ACE-ACE
+                if r.ace_on_ace == ACE_SWEEP:
+                    emit_play(&g, table)
+                else:
+                    for i in range(g.ntab):
+                        if g.tval[i] == 1:
+                            emit_play(&g, bit(g.tcard[i]))
+                    if r.ace_on_ace == ACE_OR_FIFTEEN:
+                        subsets(&g, 0, 14, 0)
+            else:
+                single = 0
+                if r.single_match_first:                # R-CHOICE
+                    for i in range(g.ntab):
+                        if g.tval[i] == v:
+                            single = 1
+                            emit_play(&g, bit(g.tcard[i]))
+                if not single:
+                    subsets(&g, 0, v, 0)                # R-SIMPLE
+                subsets(&g, 0, 15 - v, 0)               # R-FIFTEEN
+        if g.n == before or r.capture_optional:         # R-MUST
+            emit_play(&g, 0)
+    return g.n
+
+cdef void apply_move(State* s, const Rules* r, const Move* m) noexcept nogil:
+    """Play a move; does not check that it is legal."""
+    cdef int seat = s.turn, side = side_of(r, seat), k, best, who, np = r.n_players
+    cdef u64 b, left = 0
+    if m.card < 0:                                      # a declaration
+        s.decl[side] += m.points
+        s.public[seat] |= m.take | m.take2
+        s.declared |= 1 << seat
+        if m.matta_rank >= 0:
+            s.cval[r.matta] = m.matta_rank + 1          # R-MATTA: plays as named
+        return
+    b = bit(m.card)
+    s.hand[seat] &= ~b
+    s.public[seat] &= ~b
+    for k in range(np):
+        left |= s.hand[k]
+    if r.five_players and s.round == 2:
+        s.low_card[seat] = s.cval[m.card]
+    if m.take:
+        s.table &= ~m.take
+        s.pile[side] |= m.take | b
+        s.last_capturer = side
+        if s.table == 0 and not (left == 0 and s.stock_pos == N_CARDS):
+            s.scope[side] += 1                          # R-SCOPA, not on the last card
+    else:
+        s.table |= b
+    s.turn = (seat + 1) % np
+    if left:
+        return
+    # the round is over
+    if r.five_players and s.round == 2:
+        # R-V5: the lowest card of 3 or less scores 1 scopa; ties to the earliest
+        best = 4; who = -1
+        for k in range(np):
+            seat = (s.dealer + 1 + k) % np
+            if s.low_card[seat] < best:
+                best = s.low_card[seat]; who = seat
+        if who >= 0:
+            s.scope[side_of(r, who)] += 1
+    s.round += 1
+    if s.stock_pos < N_CARDS:
+        s.phase = PH_DEAL
+        return
+    if s.table and s.last_capturer >= 0:                # R-LEFTOVER
+        s.pile[s.last_capturer] |= s.table
+        s.table = 0
+    s.phase = PH_OVER
+
+
+# --- scoring (section 6) ---
+
+cdef inline void award_most(int* values, int n, int* out, int cat) noexcept nogil:
+    """1 point to the side with strictly the most; a tie for most: nobody."""
+    cdef int k, best = -1, who = -1, ties = 0
+    for k in range(n):
+        if values[k] > best:
+            best = values[k]; who = k; ties = 0
+        elif values[k] == best:
+            ties = 1
+    if not ties:
+        out[who * N_CAT + cat] = 1
+
+cdef void score_hand(const State* s, const Rules* r, int* out) noexcept nogil:
+    cdef int k, suit, d, pts, n = r.n_sides
+    cdef int cards[MAX_SEATS]
+    cdef int diamonds[MAX_SEATS]
+    cdef int prim[MAX_SEATS]
+    cdef u64 p
+    memset(out, 0, sizeof(int) * MAX_SEATS * N_CAT)
+    for k in range(n):
+        p = s.pile[k]
+        out[k * N_CAT + CAT_SCOPE] = s.scope[k]         # R-SC-SCOPE
+        out[k * N_CAT + CAT_DECL] = s.decl[k]           # R-SC-BUONE
+        cards[k] = popcount(p)
+        d = <int>(p & DIAMONDS)
+        diamonds[k] = popcount(d)
+        prim[k] = 0
+        for suit in range(4):                           # R-SC-PRIMIERA
+            prim[k] += PRIM_BEST[(p >> (10 * suit)) & 0x3FF]
+        if d >> SETTEBELLO & 1:
+            out[k * N_CAT + CAT_SETTEBELLO] = 1         # R-SC-SETTEBELLO
+        if d & 0x380 == 0x380:                          # R-SC-GRANDE: J Q K
+            pts = 5
+            if r.grande_long and d >> 6 & 1:
+                pts = 6
+                if d >> 5 & 1:
+                    pts = 7
+            out[k * N_CAT + CAT_GRANDE] = pts
+        if d & 0x7 == 0x7:                              # R-SC-PICCOLA: A 2 3
+            pts = 3
+            for suit in range(3, 7 if r.piccola_to_seven else 6):
+                if not (d >> suit & 1):
+                    break
+                pts += 1
+            out[k * N_CAT + CAT_PICCOLA] = pts
+        if r.re_bello and d >> RE_BELLO & 1:
+            out[k * N_CAT + CAT_REBELLO] = 1
+    award_most(cards, n, out, CAT_CARDS)                # R-SC-CARTE
+    award_most(diamonds, n, out, CAT_DIAMONDS)          # R-SC-DENARI
+    award_most(prim, n, out, CAT_PRIMIERA)
+
+cdef int cappotto_side(const State* s, const Rules* r) noexcept nogil:
+    """R-CAPPOTTO: the side that took all ten diamonds, or -1."""
+    cdef int k
+    for k in range(r.n_sides):
+        if s.pile[k] & DIAMONDS == DIAMONDS:
+            return k
+    return -1
+
+
+# --- policies and playouts ---
+
+cdef int greedy_index(const State* s, const Rules* r, const Move* moves, int n) noexcept nogil:
+    """Best immediate gain; ties go to the first move (lower cards first).
+
+    A capture is worth what its cards are worth to the scoring (GREEDY_W) plus
+    a scopa; a drop costs the card; leaving a table that one card can sweep
+    (its sum 14 or less) costs about a scopa's risk."""
+    cdef int i, best = -1 << 30, who = 0, score, table_sum = 0, rest, c, k, left = 0
+    cdef u64 t = s.table
+    while t:
+        c = lowest(t); t &= t - 1
+        table_sum += s.cval[c]
+    for k in range(r.n_players):
+        left += popcount(s.hand[k])
+    for i in range(n):
+        if moves[i].card < 0:
+            score = 10000 + moves[i].points * 100
+        elif moves[i].take:
+            score = GREEDY_W[moves[i].card]
+            rest = table_sum
+            t = moves[i].take
+            while t:
+                c = lowest(t); t &= t - 1
+                score += GREEDY_W[c]
+                rest -= s.cval[c]
+            if rest == 0:
+                if not (left == 1 and s.stock_pos == N_CARDS):
+                    score += 100
+            elif rest <= 14 and left > 1:
+                score -= 40
+        else:
+            score = -GREEDY_W[moves[i].card]
+            rest = table_sum + s.cval[moves[i].card]
+            if rest <= 14 and left > 1:
+                score -= 40
+        if score > best:
+            best = score; who = i
+    return who
+
+cdef void play_out(State* s, const Rules* r, Rng* rng, int greedy, Move* buf) noexcept nogil:
+    """Play the hand to its end, dealing from the stock; void deals are reshuffled."""
+    cdef int n, i
+    while s.phase != PH_OVER:
+        if s.phase == PH_DEAL:
+            if deal_round(s, r) == DEAL_VOID:
+                shuffle_rest(s, rng)
+            continue
+        n = gen_moves(s, r, buf, MAX_MOVES)
+        if n > MAX_MOVES:
+            n = MAX_MOVES
+        i = greedy_index(s, r, buf, n) if greedy else rng_below(rng, n)
+        apply_move(s, r, &buf[i])
+
+
+# --- the Python-facing wrappers ---
+
+cdef class CoreRules:
+    """The rule switches as the core sees them (built by solver.rules.Rules)."""
+    cdef Rules r
+
+    def __init__(self, *, int n_players, int capture_optional, int ace_on_ace,
+                 int single_match_first, int decl_mandatory, int matta,
+                 int piccola_to_seven, int grande_long, int buona_stack,
+                 int grande_in_hand, int capotun, int re_bello, int cirullone,
+                 int five_players):
+        memset(&self.r, 0, sizeof(Rules))
+        self.r.n_players = n_players
+        self.r.n_sides = 2 if n_players == 4 else n_players
+        self.r.capture_optional = capture_optional
+        self.r.ace_on_ace = ace_on_ace
+        self.r.single_match_first = single_match_first
+        self.r.decl_mandatory = decl_mandatory
+        self.r.matta = matta
+        self.r.piccola_to_seven = piccola_to_seven
+        self.r.grande_long = grande_long
+        self.r.buona_stack = buona_stack
+        self.r.grande_in_hand = grande_in_hand
+        self.r.capotun = capotun
+        self.r.re_bello = re_bello
+        self.r.cirullone = cirullone
+        self.r.five_players = five_players
+        self.r.table_cards = 5 if five_players else 4
+        self.r.buona_low = 17 if five_players else 15
+        self.r.buona_high = 34 if five_players else 30
+
+    @property
+    def n_sides(self):
+        return self.r.n_sides
+
+
+cdef class CoreState:
+    """One hand's state in the core. Moves are tuples
+    (card, take, take2, matta_rank, points), card -1 for a declaration."""
+    cdef State s
+    cdef readonly CoreRules rules
+
+    def __init__(self, CoreRules rules, int dealer):
+        self.rules = rules
+        new_hand(&self.s, &rules.r, dealer)
+
+    def copy(self):
+        cdef CoreState other = CoreState.__new__(CoreState)
+        other.rules = self.rules
+        other.s = self.s
+        return other
+
+    def set_stock(self, cards):
+        """Lay these cards as the next ones of the stock (a given deal)."""
+        cdef int k = self.s.stock_pos, c
+        if k + len(cards) > N_CARDS:
+            raise ValueError("more cards than the stock holds")
+        for c in cards:
+            self.s.stock[k] = c; k += 1
+
+    def stock_order(self):
+        return [self.s.stock[k] for k in range(self.s.stock_pos, N_CARDS)]
+
+    def shuffle(self, unsigned long long seed):
+        cdef Rng rng
+        rng.s = seed
+        shuffle_rest(&self.s, &rng)
+
+    def deal(self):
+        """Deal the next round from the stock: DEAL_OK, DEAL_VOID or DEAL_CAPOTUN."""
+        if self.s.phase != PH_DEAL:
+            raise ValueError("not waiting for a deal")
+        return deal_round(&self.s, &self.rules.r)
+
+    def legal_moves(self):
+        cdef int cap = 256, n
+        cdef Move* buf
+        while True:
+            buf = <Move*>PyMem_Malloc(cap * sizeof(Move))
+            if buf == NULL:
+                raise MemoryError()
+            n = gen_moves(&self.s, &self.rules.r, buf, cap)
+            if n <= cap:
+                try:
+                    return [(buf[i].card, buf[i].take, buf[i].take2,
+                             buf[i].matta_rank, buf[i].points) for i in range(n)]
+                finally:
+                    PyMem_Free(buf)
+            PyMem_Free(buf)
+            cap = n
+
+    def apply(self, int card, u64 take, u64 take2, int matta_rank, int points):
+        cdef Move m
+        m.card = card; m.take = take; m.take2 = take2
+        m.matta_rank = matta_rank; m.points = points
+        apply_move(&self.s, &self.rules.r, &m)
+
+    def greedy_choice(self, moves):
+        """Index of the greedy policy's move among these (legal_moves order)."""
+        cdef int n = len(moves), i
+        cdef Move* buf = <Move*>PyMem_Malloc(max(n, 1) * sizeof(Move))
+        if buf == NULL:
+            raise MemoryError()
+        try:
+            for i in range(n):
+                buf[i].card, buf[i].take, buf[i].take2, buf[i].matta_rank, buf[i].points = moves[i]
+            return greedy_index(&self.s, &self.rules.r, buf, n)
+        finally:
+            PyMem_Free(buf)
+
+    def score(self):
+        """Points by side and category (N_CAT per side)."""
+        cdef int out[MAX_SEATS * N_CAT]
+        score_hand(&self.s, &self.rules.r, out)
+        return [[out[k * N_CAT + j] for j in range(N_CAT)] for k in range(self.rules.r.n_sides)]
+
+    def cappotto(self):
+        return cappotto_side(&self.s, &self.rules.r)
+
+    def playout(self, unsigned long long seed, bint greedy):
+        """Play the rest of the hand with the random or greedy policy."""
+        cdef Rng rng
+        cdef Move* buf
+        rng.s = seed
+        buf = <Move*>PyMem_Malloc(MAX_MOVES * sizeof(Move))
+        if buf == NULL:
+            raise MemoryError()
+        with nogil:
+            play_out(&self.s, &self.rules.r, &rng, greedy, buf)
+        PyMem_Free(buf)
+
+    def hand(self, int seat): return self.s.hand[seat]
+    def public(self, int seat): return self.s.public[seat]
+    def pile(self, int side): return self.s.pile[side]
+    def scope(self, int side): return self.s.scope[side]
+    def decl(self, int side): return self.s.decl[side]
+    def cval(self, int card): return self.s.cval[card]
+    @property
+    def table(self): return self.s.table
+    @property
+    def phase(self): return self.s.phase
+    @property
+    def turn(self): return self.s.turn
+    @property
+    def dealer(self): return self.s.dealer
+    @property
+    def round(self): return self.s.round
+    @property
+    def round_cards(self): return self.s.round_cards
+    @property
+    def stock_pos(self): return self.s.stock_pos
+    @property
+    def last_capturer(self): return self.s.last_capturer
+    @property
+    def dealer_buona(self): return self.s.dealer_buona
+    @property
+    def instant_winner(self): return self.s.instant_winner
+    @property
+    def declared(self): return self.s.declared
+
+
+def bench_playouts(CoreRules rules, long n, unsigned long long seed, bint greedy):
+    """Play n whole hands from fresh shuffles; returns the sum of side 0's points
+    (so the work cannot be optimised away)."""
+    cdef State s
+    cdef Rng rng
+    cdef long i
+    cdef int out[MAX_SEATS * N_CAT]
+    cdef long total = 0
+    cdef int j
+    cdef Move* buf
+    buf = <Move*>PyMem_Malloc(MAX_MOVES * sizeof(Move))
+    rng.s = seed
+    with nogil:
+        for i in range(n):
+            new_hand(&s, &rules.r, <int>(i % rules.r.n_players))
+            shuffle_rest(&s, &rng)
+            play_out(&s, &rules.r, &rng, greedy, buf)
+            score_hand(&s, &rules.r, out)
+            for j in range(N_CAT):
+                total += out[j]
+    PyMem_Free(buf)
+    return total
+
+
+PHASE_DEAL = PH_DEAL
+PHASE_PLAY = PH_PLAY
+PHASE_OVER = PH_OVER
+DEAL_RESULT_OK = DEAL_OK
+DEAL_RESULT_VOID = DEAL_VOID
+DEAL_RESULT_CAPOTUN = DEAL_CAPOTUN
+N_CATEGORIES = N_CAT
