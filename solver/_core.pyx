@@ -642,6 +642,32 @@ cdef class CoreState:
             play_out(&self.s, &self.rules.r, &rng, greedy, buf)
         PyMem_Free(buf)
 
+    def export(self):
+        """Every field of the state as a dict of ints and lists (see _core.pxd)."""
+        d = <dict>self.s
+        for k, v in d.items():
+            if isinstance(v, (list, tuple)):
+                d[k] = list(v)
+        d["stock"] = [self.s.stock[i] for i in range(N_CARDS)]
+        d["cval"] = [self.s.cval[i] for i in range(N_CARDS)]
+        return d
+
+    @staticmethod
+    def restore(CoreRules rules, dict fields):
+        """A state from export()'s dict; the caller vouches for its consistency."""
+        cdef CoreState st = CoreState.__new__(CoreState)
+        cdef int i
+        d = dict(fields)
+        stock, cval = d.pop("stock"), d.pop("cval")
+        d["stock"] = bytes(N_CARDS)
+        d["cval"] = bytes(N_CARDS)
+        st.rules = rules
+        st.s = d
+        for i in range(N_CARDS):
+            st.s.stock[i] = stock[i]
+            st.s.cval[i] = cval[i]
+        return st
+
     def hand(self, int seat): return self.s.hand[seat]
     def public(self, int seat): return self.s.public[seat]
     def pile(self, int side): return self.s.pile[side]
