@@ -546,6 +546,10 @@ cdef class CoreRules:
     def n_sides(self):
         return self.r.n_sides
 
+    def round_cards(self, int rnd):
+        """Cards each player gets in round rnd of a hand."""
+        return cards_in_round(&self.r, rnd)
+
 
 cdef class CoreState:
     """One hand's state in the core. Moves are tuples

@@ -1,0 +1,127 @@
+"""The rules of a match: option switches (RULES.md section 9) and presets (10)."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from . import _core
+from .cards import Card
+from .errors import RulesError
+
+CAPTURE = ("mandatory", "optional")                       # R-MUST
+ACE_ON_ACE = ("only_ace", "ace_or_fifteen", "sweep")      # R-ACE-ACE
+DECLARATIONS = ("optional", "mandatory")                  # R-DECL-CHOICE
+MATTA = ("7H", "QH", "none")                              # R-MATTA
+
+PRESETS: dict[str, dict] = {
+    "classic": {},
+    "online": {"single_match_first": True, "declarations": "mandatory"},
+    "relaxed": {"capture": "optional", "ace_on_ace": "ace_or_fifteen"},
+    "extended": {"ace_on_ace": "ace_or_fifteen", "piccola_to_seven": True},
+    "cirullone": {"cirullone": True, "target": 101},
+    "five": {"five_players": True, "players": 5},
+}
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every rule switch; `Rules.preset("online", players=4)` builds from a preset.
+
+    :raises RulesError: for an unknown value or options that cannot go together.
+    """
+
+    players: int = 2
+    target: int = 51
+    hands: int | None = None
+    capture: str = "mandatory"
+    ace_on_ace: str = "only_ace"
+    single_match_first: bool = False
+    declarations: str = "optional"
+    matta: str = "7H"
+    piccola_to_seven: bool = False
+    grande_long: bool = False
+    buona_stack: bool = False
+    grande_in_hand: bool = False
+    capotun: bool = False
+    re_bello: bool = False
+    cirullone: bool = False
+    five_players: bool = False
+    name: str = field(default="classic", compare=False)
+
+    @classmethod
+    def preset(cls, name: str = "classic", **options) -> "Rules":
+        if name not in PRESETS:
+            raise RulesError(f"unknown preset {name!r}; presets are {', '.join(PRESETS)}")
+        unknown = set(options) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise RulesError(f"unknown option(s) {', '.join(sorted(unknown))}")
+        return cls(**{**PRESETS[name], **options, "name": name})
+
+    def __post_init__(self) -> None:
+        def check(ok: bool, message: str) -> None:
+            if not ok:
+                raise RulesError(message)
+
+        for opt, values in (("capture", CAPTURE), ("ace_on_ace", ACE_ON_ACE),
+                            ("declarations", DECLARATIONS), ("matta", MATTA)):
+            check(getattr(self, opt) in values,
+                  f"option {opt} must be one of {', '.join(values)}, got {getattr(self, opt)!r}")
+        for f in dataclasses.fields(self):
+            if f.type == "bool":
+                check(isinstance(getattr(self, f.name), bool), f"option {f.name} must be true or false")
+        check(isinstance(self.players, int) and self.players in (2, 3, 4, 5),
+              f"players must be 2, 3, 4 or 5, got {self.players!r}")
+        check(self.five_players == (self.players == 5),
+              "5 players need the five_players variant (R-V5), and it needs 5 players")
+        check(not (self.cirullone and self.five_players), "cirullone and five_players do not combine")
+        check(isinstance(self.target, int) and self.target > 0, f"target must be a positive integer, got {self.target!r}")
+        check(self.hands is None or (isinstance(self.hands, int) and self.hands > 0),
+              f"hands must be a positive integer or none, got {self.hands!r}")
+
+    @property
+    def n_sides(self) -> int:
+        return 2 if self.players == 4 else self.players     # R-SIDES
+
+    def side_of(self, seat: int) -> int:
+        return seat % self.n_sides
+
+    @property
+    def table_cards(self) -> int:
+        return 5 if self.five_players else 4                # R-DEAL, R-V5
+
+    def round_cards(self, rnd: int) -> int:
+        """Cards each player gets in round rnd (0-based) of a hand."""
+        return self.core.round_cards(rnd)
+
+    @property
+    def matta_card(self) -> Card | None:
+        return None if self.matta == "none" else Card.parse(self.matta)
+
+    def replace(self, **options) -> "Rules":
+        return dataclasses.replace(self, **options)
+
+    @cached_property
+    def core(self) -> _core.CoreRules:
+        m = self.matta_card
+        return _core.CoreRules(
+            n_players=self.players,
+            capture_optional=self.capture == "optional",
+            ace_on_ace=ACE_ON_ACE.index(self.ace_on_ace),
+            single_match_first=self.single_match_first,
+            decl_mandatory=self.declarations == "mandatory",
+            matta=-1 if m is None else m.index,
+            piccola_to_seven=self.piccola_to_seven,
+            grande_long=self.grande_long,
+            buona_stack=self.buona_stack,
+            grande_in_hand=self.grande_in_hand,
+            capotun=self.capotun,
+            re_bello=self.re_bello,
+            cirullone=self.cirullone,
+            five_players=self.five_players,
+        )
+
+    def options(self) -> dict:
+        """The switches as a plain dict (the preset name aside)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "name"}
+
