@@ -1,0 +1,219 @@
+"""Game records: every event of a match, saved as JSON in the cirulla.v1.Record
+schema (proto/cirulla/v1/game.proto, protobuf's JSON mapping), and loaded by
+replaying every event through the rules."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from google.protobuf import json_format
+
+from cirulla.v1 import game_pb2 as pb
+
+from .cards import RANKS, Card, cards_of
+from .errors import CirullaError, RecordError
+from .events import CATEGORIES, Deal, HandEnd, Turn
+from .match import Match
+from .moves import Move
+from .rules import ACE_ON_ACE, CAPTURE, DECLARATIONS, Rules
+
+SCHEMA_VERSION = 1
+_BOOL_OPTIONS = ("single_match_first", "piccola_to_seven", "grande_long", "buona_stack",
+                 "grande_in_hand", "capotun", "re_bello", "cirullone", "five_players")
+
+
+# --- rules ---
+
+def rules_to_proto(rules: Rules) -> pb.Rules:
+    msg = pb.Rules(preset=rules.name, players=rules.players, target=rules.target,
+                   hands=rules.hands or 0, matta=rules.matta,
+                   capture=CAPTURE.index(rules.capture) + 1,
+                   ace_on_ace=ACE_ON_ACE.index(rules.ace_on_ace) + 1,
+                   declarations=DECLARATIONS.index(rules.declarations) + 1)
+    for opt in _BOOL_OPTIONS:
+        setattr(msg, opt, getattr(rules, opt))
+    return msg
+
+
+def rules_from_proto(msg: pb.Rules) -> Rules:
+    """A Rules from its message; unset fields keep the preset's values."""
+    options: dict = {}
+    if msg.players:
+        options["players"] = msg.players
+    if msg.target:
+        options["target"] = msg.target
+    if msg.hands:
+        options["hands"] = msg.hands
+    for name, values in (("capture", CAPTURE), ("ace_on_ace", ACE_ON_ACE), ("declarations", DECLARATIONS)):
+        v = getattr(msg, name)
+        if v:
+            if not 1 <= v <= len(values):
+                raise RecordError(f"rules.{name}: unknown value {v}")
+            options[name] = values[v - 1]
+    if msg.matta:
+        options["matta"] = msg.matta.upper()
+    for opt in _BOOL_OPTIONS:
+        if msg.HasField(opt):
+            options[opt] = getattr(msg, opt)
+    return Rules.preset(msg.preset or "classic", **options)
+
+
+# --- moves and events ---
+
+def move_to_proto(move: Move) -> pb.Move:
+    return pb.Move(card=str(move.card) if move.card else "",
+                   captured=[str(c) for c in cards_of_set(move.captured)],
+                   declared=[str(c) for c in cards_of_set(move.declared)],
+                   declared_second=[str(c) for c in cards_of_set(move.declared_second)],
+                   matta_as="" if move.matta_as is None else RANKS[move.matta_as],
+                   points=move.points, text=str(move))
+
+
+def move_from_proto(msg: pb.Move, matta: Card | None) -> Move:
+    """The move a message describes: its text if it has one, else its fields."""
+    if msg.card:
+        text = msg.card + (" x " + " ".join(msg.captured) if msg.captured else "")
+    elif msg.declared:
+        named = msg.matta_as.upper() if msg.matta_as else ""
+
+        def group(cards):
+            return " ".join(c + (f"={named}" if named and matta and Card.parse(c) == matta else "")
+                            for c in cards)
+        text = "declare " + group(msg.declared) + (" + " + group(msg.declared_second) if msg.declared_second else "")
+    else:
+        text = msg.text
+    return Move.parse(text, matta=matta)
+
+
+def cards_of_set(cards) -> list[Card]:
+    return sorted(cards, key=lambda c: (c.rank, c.suit))
+
+
+def event_to_proto(e) -> pb.Event:
+    if isinstance(e, Deal):
+        return pb.Event(deal=pb.Deal(hand=e.hand, round=e.round, dealer=e.dealer,
+                                     table=[str(c) for c in e.table],
+                                     hands=[pb.Holding(cards=[str(c) for c in h]) for h in e.hands],
+                                     void=e.void, dealer_scope=e.dealer_scope, capotun=e.capotun))
+    if isinstance(e, Turn):
+        return pb.Event(turn=pb.Turn(seat=e.seat, move=move_to_proto(e.move), scopa=e.scopa))
+    return pb.Event(hand_end=pb.HandEnd(
+        hand=e.hand, leftover=[str(c) for c in e.leftover], leftover_side=e.leftover_side,
+        cappotto_side=e.cappotto_side,
+        sides=[pb.SideScore(side=s.side, total=s.total, match_total=s.match_total,
+                            **{c: getattr(s, c) for c in CATEGORIES}) for s in e.sides]))
+
+
+# --- records ---
+
+def to_proto(match: Match) -> pb.Record:
+    return pb.Record(schema_version=SCHEMA_VERSION, rules=rules_to_proto(match.rules),
+                     first_dealer=match.first_dealer, player_names=list(match.names),
+                     events=[event_to_proto(e) for e in match.events],
+                     winner=-1 if match.winner is None else match.winner)
+
+
+def dumps(match: Match) -> str:
+    return json_format.MessageToJson(to_proto(match), indent=1)
+
+
+def save(match: Match, path: str | Path) -> None:
+    Path(path).write_text(dumps(match) + "\n", encoding="utf-8")
+
+
+def loads(text: str) -> Match:
+    """Read a record and replay it; raises RecordError naming the bad event."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, TypeError) as e:
+        raise RecordError(f"not JSON: {e}") from None
+    msg = pb.Record()
+    try:
+        json_format.ParseDict(data, msg)
+    except json_format.ParseError as e:
+        raise RecordError(f"not a cirulla.v1.Record: {e}") from None
+    return from_proto(msg)
+
+
+def load(path: str | Path) -> Match:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise RecordError(f"cannot read {path}: {e.strerror}") from None
+    return loads(text)
+
+
+def from_proto(msg: pb.Record) -> Match:
+    """Replay a record through the rules, checking every event against them."""
+    if msg.schema_version != SCHEMA_VERSION:
+        raise RecordError(f"schema_version {msg.schema_version} is not {SCHEMA_VERSION}")
+    try:
+        rules = rules_from_proto(msg.rules)
+        match = Match(rules, dealer=msg.first_dealer, manual_deal=True,
+                      names=list(msg.player_names) or None)
+    except CirullaError as e:
+        raise RecordError(f"header: {e}") from None
+    for i, ev in enumerate(msg.events):
+        try:
+            _replay(match, ev)
+        except RecordError as e:
+            raise RecordError(str(e), event=i) from None
+        except CirullaError as e:
+            raise RecordError(str(e), event=i) from None
+    if msg.winner != (-1 if match.winner is None else match.winner) and (msg.winner or match.winner is not None):
+        raise RecordError(f"the record names winner {msg.winner}, the replay gives "
+                          f"{'none yet' if match.winner is None else match.winner}")
+    return match
+
+
+def _replay(match: Match, ev: pb.Event) -> None:
+    kind = ev.WhichOneof("kind")
+    n_before = len(match.events)
+    if kind == "deal":
+        d = ev.deal
+        if match.phase != "deal":
+            raise RecordError(f"a deal, but the match is in phase {match.phase!r}")
+        expect = (match.hand_number, match.round, match.dealer)
+        if (d.hand, d.round, d.dealer) != expect:
+            raise RecordError(f"deal of hand {d.hand} round {d.round} by {d.dealer}; "
+                              f"expected hand {expect[0]} round {expect[1]} by {expect[2]}")
+        got = match.deal([list(h.cards) for h in d.hands], list(d.table))
+        _same(got, d.void, "void", got.void)
+        _same(got, d.dealer_scope, "dealer_scope", got.dealer_scope)
+        _same(got, d.capotun, "capotun", got.capotun)
+    elif kind == "turn":
+        t = ev.turn
+        if match.phase != "play":
+            raise RecordError(f"a turn, but the match is in phase {match.phase!r}")
+        if t.seat != match.to_move:
+            raise RecordError(f"seat {t.seat} plays, but it is seat {match.to_move}'s turn")
+        got = match.play(move_from_proto(t.move, match.rules.matta_card))
+        if t.move.points and t.move.points != got.move.points:
+            raise RecordError(f"{got.move} scores {got.move.points}, not {t.move.points}")
+        _same(got, t.scopa, "scopa", got.scopa)
+    elif kind == "hand_end":
+        ends = [e for e in match.events[:n_before] if isinstance(e, HandEnd)]
+        if not ends or ends[-1].hand != ev.hand_end.hand:
+            raise RecordError(f"hand {ev.hand_end.hand} has not ended here")
+        _check_hand_end(ends[-1], ev.hand_end)
+    else:
+        raise RecordError("an empty event")
+
+
+def _same(event, recorded, name, replayed) -> None:
+    if recorded != replayed:
+        raise RecordError(f"{name} is {recorded!r} in the record, {replayed!r} by the rules")
+
+
+def _check_hand_end(end: HandEnd, msg: pb.HandEnd) -> None:
+    _same(end, sorted(msg.leftover), "leftover", sorted(str(c) for c in end.leftover))
+    _same(end, msg.leftover_side, "leftover_side", end.leftover_side)
+    _same(end, msg.cappotto_side, "cappotto_side", end.cappotto_side)
+    if len(msg.sides) != len(end.sides):
+        raise RecordError(f"{len(msg.sides)} side scores for {len(end.sides)} sides")
+    for got, s in zip(end.sides, msg.sides):
+        for c in (*CATEGORIES, "total", "match_total"):
+            if getattr(s, c) != getattr(got, c):
+                raise RecordError(f"side {got.side} {c}: {getattr(s, c)} in the record, "
+                                  f"{getattr(got, c)} by the rules")
+

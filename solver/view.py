@@ -1,0 +1,159 @@
+"""What one seat knows (RULES.md section 8), and nothing more.
+
+A SeatView is built from public facts and the seat's own cards only: it holds
+no reference to the match, so another player's hidden cards cannot be read
+through it. Hints are computed from views; the search fills in the hidden
+cards by sampling worlds consistent with them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .cards import Card, cards_of, format_cards, mask_of
+from .errors import StateError
+from .events import Deal, HandEnd, Turn
+from .rules import Rules
+
+
+@dataclass(frozen=True)
+class SeatView:
+    rules: Rules
+    seat: int
+    hand_number: int
+    dealer: int
+    round: int
+    to_move: int
+    hand: tuple[Card, ...]                      # the seat's own cards
+    table: tuple[Card, ...]
+    hand_sizes: tuple[int, ...]                 # cards each seat holds
+    stock_size: int
+    public: tuple[tuple[Card, ...], ...]        # declared cards still held, by seat
+    piles: tuple[tuple[Card, ...], ...]         # captured cards by side (perfect memory)
+    scope: tuple[int, ...]                      # by side, this hand
+    declarations: tuple[int, ...]               # declaration points by side, this hand
+    declared: tuple[bool, ...]                  # seats that declared this round
+    played_this_round: tuple[tuple[Card, ...], ...]  # by seat
+    last_capturer: int                          # side, or -1 (R-LEFTOVER)
+    matta_as: int | None                        # the named rank of a declared matta
+    scores: tuple[int, ...]                     # match points by side
+    history: tuple[Deal | Turn | HandEnd, ...] = ()   # this hand's events as the seat saw them
+
+    @classmethod
+    def of(cls, match, seat: int) -> "SeatView":
+        core, r = match._core, match.rules
+        n = r.players
+        events = []
+        for e in reversed(match.events):
+            if isinstance(e, Deal) and e.round == 0 and not e.void and e.hand == match.hand_number:
+                events.append(_masked_deal(e, seat))
+                break
+            if isinstance(e, HandEnd) or (isinstance(e, Deal) and e.hand != match.hand_number):
+                break
+            events.append(_masked_deal(e, seat) if isinstance(e, Deal) else e)
+        history = tuple(reversed(events))
+        played = [[] for _ in range(n)]
+        for e in reversed(history):
+            if isinstance(e, Deal):
+                break
+            if isinstance(e, Turn) and not e.move.is_declaration:
+                played[e.seat].append(e.move.card)
+        return cls(
+            rules=r, seat=seat, hand_number=match.hand_number, dealer=core.dealer,
+            round=core.round, to_move=core.turn,
+            hand=tuple(cards_of(core.hand(seat))),
+            table=tuple(cards_of(core.table)),
+            hand_sizes=tuple(bin(core.hand(s)).count("1") for s in range(n)),
+            stock_size=40 - core.stock_pos,
+            public=tuple(tuple(cards_of(core.public(s))) for s in range(n)),
+            piles=tuple(tuple(cards_of(core.pile(s))) for s in range(r.n_sides)),
+            scope=tuple(core.scope(s) for s in range(r.n_sides)),
+            declarations=tuple(core.decl(s) for s in range(r.n_sides)),
+            declared=tuple(bool(core.declared >> s & 1) for s in range(n)),
+            played_this_round=tuple(tuple(p) for p in played),
+            last_capturer=core.last_capturer,
+            matta_as=match.matta_as,
+            scores=tuple(match.scores),
+            history=history,
+        )
+
+    # --- derived facts ---
+
+    @property
+    def side(self) -> int:
+        return self.rules.side_of(self.seat)
+
+    def unseen(self) -> list[Card]:
+        """Cards this seat cannot place: other seats' undeclared cards and the stock."""
+        return cards_of(((1 << 40) - 1) & ~self._seen_mask())
+
+    def _seen_mask(self) -> int:
+        m = mask_of(self.hand) | mask_of(self.table)
+        for p in self.public:
+            m |= mask_of(p)
+        for p in self.piles:
+            m |= mask_of(p)
+        for p in self.played_this_round:
+            m |= mask_of(p)
+        return m
+
+    def hidden_count(self, seat: int) -> int:
+        """How many of seat's cards this seat cannot see."""
+        if seat == self.seat:
+            return 0
+        return self.hand_sizes[seat] - len(self.public[seat])
+
+    def validate(self) -> None:
+        """Check that the view is one a real table can show.
+
+        :raises StateError: naming the field and the problem.
+        """
+        r, n = self.rules, self.rules.players
+        if not 0 <= self.seat < n or not 0 <= self.to_move < n or not 0 <= self.dealer < n:
+            raise StateError("seat, to_move and dealer must be seats of the table")
+        for name, rows, length in (("hand_sizes", self.hand_sizes, n), ("public", self.public, n),
+                                   ("declared", self.declared, n),
+                                   ("played_this_round", self.played_this_round, n),
+                                   ("piles", self.piles, r.n_sides), ("scope", self.scope, r.n_sides),
+                                   ("declarations", self.declarations, r.n_sides),
+                                   ("scores", self.scores, r.n_sides)):
+            if len(rows) != length:
+                raise StateError(f"{name}: {len(rows)} entries for {length}")
+        groups = [("hand", self.hand), ("table", self.table)]
+        groups += [(f"public[{s}]", p) for s, p in enumerate(self.public)]
+        groups += [(f"piles[{s}]", p) for s, p in enumerate(self.piles)]
+        seen: dict[Card, str] = {}
+        for name, cards in groups:
+            for c in cards:
+                if c in seen:
+                    raise StateError(f"{name}: {c} is also in {seen[c]}")
+                seen[c] = name
+        for s, p in enumerate(self.played_this_round):
+            for c in p:
+                if seen.get(c, "").startswith("hand") or c in self.public[s]:
+                    raise StateError(f"played_this_round[{s}]: {c} is still held")
+        if len(self.hand) != self.hand_sizes[self.seat]:
+            raise StateError(f"hand: {len(self.hand)} cards but hand_sizes[{self.seat}] is {self.hand_sizes[self.seat]}")
+        if self.public[self.seat] and not set(self.public[self.seat]) <= set(self.hand):
+            raise StateError(f"public[{self.seat}]: declared cards not in the seat's hand")
+        for s in range(n):
+            if self.hand_sizes[s] < len(self.public[s]) or self.hand_sizes[s] > r.round_cards(0):
+                raise StateError(f"hand_sizes[{s}]: {self.hand_sizes[s]} does not fit")
+        if not 0 <= self.stock_size <= 40:
+            raise StateError(f"stock_size: {self.stock_size}")
+        placed = len(seen) + sum(self.hidden_count(s) for s in range(n)) + self.stock_size
+        if placed != 40:
+            raise StateError(f"the view accounts for {placed} cards, not 40: check hand_sizes, stock_size, piles and table")
+        if self.matta_as is not None and r.matta_card is None:
+            raise StateError("matta_as: these rules have no matta")
+
+    def __str__(self) -> str:
+        return (f"seat {self.seat}: hand {format_cards(self.hand)} | table {format_cards(self.table)}"
+                f" | stock {self.stock_size} | to move {self.to_move}")
+
+
+def _masked_deal(deal: Deal, seat: int) -> Deal:
+    """A deal as `seat` saw it: the table and its own cards only."""
+    return Deal(deal.hand, deal.round, deal.dealer, deal.table,
+                tuple(h if s == seat else () for s, h in enumerate(deal.hands)),
+                deal.void, deal.dealer_scope, deal.capotun)
+
