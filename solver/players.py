@@ -41,6 +41,19 @@ class GreedyPlayer:
         return Move.from_core(moves[core.greedy_choice(moves)], match.rules.matta_card)
 
 
+# strength levels for engine opponents, weakest first
+LEVELS = ("random", "greedy")
+
+
+def make_player(level: str, *, seed: int | None = None) -> Player:
+    """An engine player of a named strength level (see LEVELS)."""
+    if level == "random":
+        return RandomPlayer(seed)
+    if level == "greedy":
+        return GreedyPlayer()
+    raise ValueError(f"unknown level {level!r}; levels are {', '.join(LEVELS)}")
+
+
 def self_play(rules: Rules, players: Sequence[Player], *, seed: int | None = None,
               dealer: int | None = None) -> Match:
     """Play a whole match, seat i played by players[i]."""

@@ -1,0 +1,1 @@
+"""The `cirulla` command line: play, hint, analyze, arena, serve."""

@@ -1,0 +1,144 @@
+"""`cirulla play`: a match against engine players in the terminal.
+
+Reads one command per line from standard input, so it can be driven by a
+pipe as well as by a person: a move's number or text, `hint`, `undo`,
+`help` or `quit`. The record is saved when the match ends and on quit.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Callable, TextIO
+
+from rich.console import Console
+
+from cirulla.solver import record
+from cirulla.solver.errors import CirullaError
+from cirulla.solver.events import Deal, HandEnd, Turn
+from cirulla.solver.match import Match
+from cirulla.solver.moves import Move
+from cirulla.solver.players import Player
+
+from . import render
+
+HELP = """Commands: a move's number or its text (7C x 2C 5S, 7C, declare 2S 5C 7H=A),
+hint (the engine's ranking), undo (take back your last move), quit (save and stop)."""
+
+
+class Game:
+    def __init__(self, match: Match, human: int, opponents: dict[int, Player], *,
+                 console: Console, save_to: Path, hint: Callable[[Match], str] | None = None,
+                 stdin: TextIO = sys.stdin):
+        self.match, self.human, self.opponents = match, human, opponents
+        self.console, self.save_to, self.hint, self.stdin = console, save_to, hint, stdin
+        self._shown = 0
+
+    def run(self) -> int:
+        m, say = self.match, self.console.print
+        say(f"[bold]Cirulla[/] — {m.rules.name}, {m.rules.players} players, to {m.rules.target}. "
+            f"You are {m.names[self.human]} (seat {self.human}). Type [bold]help[/] for commands.")
+        while not m.is_over:
+            self._show_events()
+            if m.to_move != self.human:
+                m.play(self.opponents[m.to_move].choose(m))
+                continue
+            self._show_position()
+            moves = m.legal_moves
+            for i, mv in enumerate(moves, 1):
+                say(f"  [bold]{i:2}[/]  {render.move(mv)}   [dim]{mv}[/]")
+            answer = self._ask()
+            if answer is None or answer == "quit":
+                self._save("quit")
+                return 0
+            if answer == "help":
+                say(HELP)
+            elif answer == "hint":
+                say(self.hint(m) if self.hint else "[yellow]no hint engine available[/]")
+            elif answer == "undo":
+                self._undo()
+            else:
+                self._play(answer, moves)
+        self._show_events()
+        winner = m.winner
+        names = self.side_names()
+        verb = "win" if "&" in names[winner] else "wins"
+        say(f"[bold]The match is over: {names[winner]} {verb} {m.scores[winner]} to "
+            f"{max(s for i, s in enumerate(m.scores) if i != winner)}.[/]")
+        self._save("end")
+        return 0
+
+    def side_names(self) -> list[str]:
+        r, m = self.match.rules, self.match
+        return [" & ".join(m.names[s] for s in range(r.players) if r.side_of(s) == side)
+                for side in range(r.n_sides)]
+
+    def _ask(self) -> str | None:
+        self.console.print("[bold]>[/] ", end="")
+        line = self.stdin.readline()
+        if not line:
+            self.console.print()
+            return None                                   # end of input: save and stop
+        return line.strip()
+
+    def _play(self, answer: str, moves: list[Move]) -> None:
+        m = self.match
+        try:
+            move = moves[int(answer) - 1] if answer.isdigit() and 1 <= int(answer) <= len(moves) else answer
+            m.play(move)
+        except CirullaError as e:
+            self.console.print(f"[red]{e}[/]")
+
+    def _undo(self) -> None:
+        m = self.match
+        # take back to before the human's last move (and the engines' replies)
+        mine = [i for i, e in enumerate(m.events) if isinstance(e, Turn) and e.seat == self.human]
+        if not mine:
+            self.console.print("[yellow]nothing of yours to undo[/]")
+            return
+        while len(m.events) > mine[-1]:
+            m.undo()
+        self._shown = min(self._shown, len(m.events))
+
+    def _show_position(self) -> None:
+        m, say = self.match, self.console.print
+        v = m.view(self.human)
+        names = self.side_names()
+        say("")
+        say("Score: " + "   ".join(f"{n} {s}" for n, s in zip(names, m.scores))
+            + f"   [dim]hand {m.hand_number + 1}, round {m.round + 1}, dealer {m.names[m.dealer]},"
+              f" stock {v.stock_size}[/]")
+        for seat in range(m.rules.players):
+            if seat != self.human and v.public[seat]:
+                say(f"  {m.names[seat]} declared: {render.cards(v.public[seat])}")
+        say(f"Table: {render.cards(v.table)}")
+        say(f"Your hand: {render.cards(v.hand)}")
+
+    def _show_events(self) -> None:
+        m, say = self.match, self.console.print
+        for e in m.events[self._shown:]:
+            if isinstance(e, Deal):
+                if e.void:
+                    say(f"[dim]Void deal (two aces on the table: {render.cards(e.table)}); dealt again.[/]")
+                elif e.round == 0:
+                    say(f"\n[bold]Hand {e.hand + 1}[/], {m.names[e.dealer]} deals. Table: {render.cards(e.table)}")
+                    if e.dealer_scope:
+                        say(f"  The table adds up to {'30' if e.dealer_scope == 2 else '15'}: "
+                            f"{m.names[e.dealer]} takes it, {e.dealer_scope} scopa.")
+                    if e.capotun:
+                        say(f"  Four of a kind on the table: {m.names[e.dealer]}'s side wins the match.")
+            elif isinstance(e, Turn) and e.seat != self.human:
+                say(f"  {m.names[e.seat]}: {render.move(e.move)}" + ("  [bold yellow]SCOPA![/]" if e.scopa else ""))
+            elif isinstance(e, Turn) and e.scopa:
+                say("  [bold yellow]SCOPA![/]")
+            elif isinstance(e, HandEnd):
+                if e.leftover:
+                    who = "nobody" if e.leftover_side < 0 else self.side_names()[e.leftover_side]
+                    say(f"  Left on the table: {render.cards(e.leftover)} → {who}")
+                say(render.hand_end_table(e, self.side_names()))
+                if e.cappotto_side >= 0:
+                    say(f"[bold]Cappotto! {self.side_names()[e.cappotto_side]} took all ten diamonds.[/]")
+        self._shown = len(m.events)
+
+    def _save(self, why: str) -> None:
+        record.save(self.match, self.save_to)
+        self.console.print(f"Record saved to {self.save_to}")
