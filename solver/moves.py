@@ -25,6 +25,15 @@ class Move:
     matta: Card | None = None                      # the matta, when it is named
     points: int = field(default=0, compare=False)  # a declaration's points
 
+    def __post_init__(self) -> None:
+        # R-VC: two triples declared in either order are one declaration, so
+        # keep them in one order (the triple with the lowest card first)
+        if self.declared and self.declared_second and \
+                min(map(sort_key, self.declared_second)) < min(map(sort_key, self.declared)):
+            first, second = self.declared_second, self.declared
+            object.__setattr__(self, "declared", first)
+            object.__setattr__(self, "declared_second", second)
+
     @property
     def is_declaration(self) -> bool:
         return self.card is None
