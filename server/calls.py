@@ -1,0 +1,108 @@
+"""One log line per call (method, status, time), and the count of calls in
+flight that a graceful shutdown waits for."""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import grpc
+
+from .errors import refusing
+
+log = logging.getLogger("cirulla.server")
+
+# Long-lived or trivial streams a shutdown need not wait for.
+_NOT_WORK = ("/grpc.health.v1.Health/", "/grpc.reflection.")
+
+
+class CallLog(grpc.ServerInterceptor):
+    """The outermost interceptor: it sees every call, refused ones included."""
+
+    def __init__(self):
+        self._lock = threading.Condition()
+        self._in_flight = 0
+        self._draining = False
+
+    @property
+    def in_flight(self) -> int:
+        with self._lock:
+            return self._in_flight
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no call is in flight; False if the timeout came first."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._in_flight == 0, timeout)
+
+    def drain(self) -> None:
+        """Refuse new calls (health checks aside) with UNAVAILABLE: shutting down."""
+        with self._lock:
+            self._draining = True
+
+    def intercept_service(self, continuation, details):
+        handler = continuation(details)
+        if handler is None:
+            return None
+        method = details.method
+        counted = not method.startswith(_NOT_WORK)
+        if counted and self._draining:
+            handler = refusing(handler, grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
+        if handler.response_streaming:
+            wrap, factory = self._streaming, (grpc.stream_stream_rpc_method_handler
+                                              if handler.request_streaming else
+                                              grpc.unary_stream_rpc_method_handler)
+            behavior = handler.stream_stream or handler.unary_stream
+        else:
+            wrap, factory = self._unary, (grpc.stream_unary_rpc_method_handler
+                                          if handler.request_streaming else
+                                          grpc.unary_unary_rpc_method_handler)
+            behavior = handler.stream_unary or handler.unary_unary
+        return factory(wrap(behavior, method, counted),
+                       request_deserializer=handler.request_deserializer,
+                       response_serializer=handler.response_serializer)
+
+    def _start(self, counted: bool) -> float:
+        if counted:
+            with self._lock:
+                self._in_flight += 1
+        return time.perf_counter()
+
+    def _end(self, counted: bool, method: str, context, start: float, failed: bool) -> None:
+        ms = (time.perf_counter() - start) * 1000
+        code = context.code()
+        if code is None:
+            if failed:
+                code = grpc.StatusCode.UNKNOWN
+            elif not context.is_active():
+                code = grpc.StatusCode.CANCELLED
+            else:
+                code = grpc.StatusCode.OK
+        log.info("%s %s %.1f ms", method, code.name, ms)
+        if counted:
+            with self._lock:
+                self._in_flight -= 1
+                self._lock.notify_all()
+
+    def _unary(self, behavior, method, counted):
+        def call(request, context):
+            start, failed = self._start(counted), True
+            try:
+                response = behavior(request, context)
+                failed = False
+                return response
+            finally:
+                self._end(counted, method, context, start, failed)
+        return call
+
+    def _streaming(self, behavior, method, counted):
+        def call(request, context):
+            start, failed = self._start(counted), True
+            try:
+                yield from behavior(request, context)
+                failed = False
+            except GeneratorExit:           # the client went away mid-stream
+                failed = False
+                raise
+            finally:
+                self._end(counted, method, context, start, failed)
+        return call

@@ -1,0 +1,117 @@
+"""The server's settings: command-line flags over CIRULLA_* environment
+variables over safe defaults (loopback only, no search without limits)."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    listen: str = "127.0.0.1:50051"
+    # Bearer token every call must carry (health checks aside); None: no auth.
+    token: str | None = None
+    # TLS from PEM files; with a client CA, clients must present a certificate.
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    tls_client_ca: str | None = None
+    # Limits: searches at once (each search thread counts), and what one request may ask.
+    max_concurrent_searches: int = max(os.cpu_count() or 1, 1)
+    max_budget_ms: int = 10_000
+    max_iterations: int = 5_000_000
+    max_threads: int = max(os.cpu_count() or 1, 1)
+    default_budget_ms: int = 1_000
+    max_message_bytes: int = 1 << 20
+    # Time kept back from a call's deadline to encode and send the answer.
+    deadline_margin_ms: int = 25
+    # Seconds that calls in flight get to finish after SIGTERM.
+    grace_seconds: float = 10.0
+    # Handler threads; 0: enough for the searches plus cheap calls.
+    workers: int = 0
+    log_level: str = "INFO"
+
+    def __post_init__(self) -> None:
+        host, sep, port = self.listen.rpartition(":")
+        if not sep or not host or not port.isdigit() or int(port) > 65535:
+            raise ValueError(f"listen must be HOST:PORT, got {self.listen!r}")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("TLS needs both a certificate and a key")
+        if self.tls_client_ca and not self.tls_cert:
+            raise ValueError("mutual TLS (a client CA) needs the server's own certificate and key")
+        for name in ("max_concurrent_searches", "max_budget_ms", "max_iterations", "max_threads",
+                     "default_budget_ms", "max_message_bytes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.default_budget_ms > self.max_budget_ms:
+            raise ValueError("default_budget_ms is larger than max_budget_ms")
+        if self.grace_seconds < 0 or self.deadline_margin_ms < 0 or self.workers < 0:
+            raise ValueError("grace_seconds, deadline_margin_ms and workers cannot be negative")
+
+    @property
+    def worker_threads(self) -> int:
+        # one thread per search slot, and room for health checks and cheap calls
+        return self.workers or self.max_concurrent_searches + 8
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
+
+
+_HELP = {
+    "listen": "address to listen on, HOST:PORT (0.0.0.0:PORT for every interface)",
+    "token": "require 'authorization: Bearer TOKEN' on every call (prefer the environment "
+             "variable: flags show in the process list)",
+    "tls_cert": "PEM certificate chain of the server (enables TLS)",
+    "tls_key": "PEM private key of the server",
+    "tls_client_ca": "PEM CA bundle; clients must present a certificate it signed (mutual TLS)",
+    "max_concurrent_searches": "search threads at once; past it calls get RESOURCE_EXHAUSTED",
+    "max_budget_ms": "the largest time budget a request may ask for",
+    "max_iterations": "the largest iteration budget a request may ask for",
+    "max_threads": "the most search threads one request may ask for",
+    "default_budget_ms": "the time budget of a request that names none",
+    "max_message_bytes": "the largest request or response, in bytes",
+    "deadline_margin_ms": "time kept back from a call's deadline to send the answer",
+    "grace_seconds": "on SIGTERM, how long calls in flight get to finish",
+    "workers": "handler threads (0: max-concurrent-searches + 8)",
+    "log_level": "DEBUG, INFO, WARNING or ERROR",
+}
+
+
+def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> ServerConfig:
+    """Flags (--max-budget-ms) win over environment variables (CIRULLA_MAX_BUDGET_MS),
+    which win over the defaults."""
+    env = os.environ if env is None else env
+    parser = argparse.ArgumentParser(
+        prog="cirulla-server",
+        description="The Cirulla gRPC service: hints, AI moves and the rules (cirulla.v1).",
+        epilog="Every flag can also be set by an environment variable: --max-budget-ms by "
+               "CIRULLA_MAX_BUDGET_MS, and so on.")
+    defaults = ServerConfig()
+    fields = [f for f in dataclasses.fields(ServerConfig)]
+    for f in fields:
+        flag = "--" + f.name.replace("_", "-")
+        var = "CIRULLA_" + f.name.upper()
+        default = getattr(defaults, f.name)
+        kind = type(default) if default is not None else str
+        parser.add_argument(flag, dest=f.name, type=kind, default=None, metavar=var,
+                            help=f"{_HELP[f.name]} (default: {default})")
+    args = parser.parse_args(argv)
+    values = {}
+    for f in fields:
+        value = getattr(args, f.name)
+        if value is None and "CIRULLA_" + f.name.upper() in env:
+            raw = env["CIRULLA_" + f.name.upper()]
+            default = getattr(defaults, f.name)
+            try:
+                value = type(default)(raw) if default is not None else raw
+            except ValueError:
+                parser.error(f"CIRULLA_{f.name.upper()}: {raw!r} is not a {type(default).__name__}")
+        if value is not None:
+            values[f.name] = value
+    try:
+        return ServerConfig(**values)
+    except ValueError as e:
+        parser.error(str(e))

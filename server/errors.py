@@ -1,0 +1,114 @@
+"""Errors on the wire: google.rpc.Status with the conventional details.
+
+Servicers raise; the `rpc` decorator turns what they raise into a status:
+- BadRequest (bad input) -> INVALID_ARGUMENT with google.rpc.BadRequest field
+  violations, e.g. `view.hand[2]`: unknown card 'ZZ';
+- RpcError(code, message) -> that code (RESOURCE_EXHAUSTED, UNAVAILABLE...);
+- anything else -> INTERNAL, logged with its traceback, never shown to the caller.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from typing import Iterable
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+log = logging.getLogger("cirulla.server")
+
+MAX_VIOLATIONS = 20          # a garbage request gets a readable answer, not megabytes
+
+
+class RpcError(Exception):
+    """A call's failure with its status code."""
+
+    def __init__(self, code: grpc.StatusCode, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class BadRequest(RpcError):
+    """Bad input: INVALID_ARGUMENT with one field violation per problem."""
+
+    def __init__(self, violations: Iterable[tuple[str, str]]):
+        self.violations = list(violations)[:MAX_VIOLATIONS]
+        if not self.violations:
+            raise ValueError("a BadRequest names at least one field")
+        field, problem = self.violations[0]
+        more = f" (and {len(self.violations) - 1} more)" if len(self.violations) > 1 else ""
+        super().__init__(grpc.StatusCode.INVALID_ARGUMENT, f"{field}: {problem}{more}")
+
+    @classmethod
+    def one(cls, field: str, problem: str) -> "BadRequest":
+        return cls([(field, problem)])
+
+
+def to_status(error: RpcError) -> grpc.Status:
+    details = []
+    if isinstance(error, BadRequest):
+        detail = any_pb2.Any()
+        detail.Pack(error_details_pb2.BadRequest(field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(field=f, description=d)
+            for f, d in error.violations]))
+        details.append(detail)
+    return rpc_status.to_status(status_pb2.Status(
+        code=getattr(code_pb2, error.code.name), message=error.message, details=details))
+
+
+def field_violations(error: grpc.RpcError) -> list[tuple[str, str]]:
+    """The BadRequest field violations of a failed call (for clients and tests)."""
+    status = rpc_status.from_call(error)
+    out = []
+    for detail in status.details if status else ():
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            br = error_details_pb2.BadRequest()
+            detail.Unpack(br)
+            out += [(v.field, v.description) for v in br.field_violations]
+    return out
+
+
+def refusing(handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str) -> grpc.RpcMethodHandler:
+    """A handler of the same shape as `handler` that fails every call (for interceptors)."""
+    def refuse(request_or_iterator, context):
+        context.abort(code, message)
+
+    if handler.request_streaming and handler.response_streaming:
+        return grpc.stream_stream_rpc_method_handler(refuse)
+    if handler.request_streaming:
+        return grpc.stream_unary_rpc_method_handler(refuse)
+    if handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(refuse)
+    return grpc.unary_unary_rpc_method_handler(refuse)
+
+
+def _fail(context: grpc.ServicerContext, error: Exception, method: str):
+    if isinstance(error, RpcError):
+        context.abort_with_status(to_status(error))
+    log.exception("%s failed", method)
+    context.abort(grpc.StatusCode.INTERNAL, "internal error; the server's log has the details")
+
+
+def rpc(method):
+    """Map what a servicer method raises to a status (unary or server-streaming)."""
+    name = method.__name__
+    if inspect.isgeneratorfunction(method):
+        @functools.wraps(method)
+        def streaming(self, request, context):
+            try:
+                yield from method(self, request, context)
+            except Exception as e:          # noqa: BLE001 - every failure gets a status
+                _fail(context, e, name)
+        return streaming
+
+    @functools.wraps(method)
+    def unary(self, request, context):
+        try:
+            return method(self, request, context)
+        except Exception as e:              # noqa: BLE001
+            _fail(context, e, name)
+    return unary

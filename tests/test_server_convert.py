@@ -1,0 +1,189 @@
+"""The server's pieces without a network: views on the wire, the core's
+answers for a view, the settings, and the schema's lint."""
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cirulla.server import convert, positions
+from cirulla.server.config import ServerConfig, parse_config
+from cirulla.server.errors import BadRequest
+from cirulla.solver import Match, Rules
+from cirulla.solver.players import GreedyPlayer
+from cirulla.v1 import game_pb2 as pb
+
+from server_support import choice_position, position, view_msg
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _views(match: Match, rng: random.Random):
+    """Every decision of a random match, as (match, view of the seat to move)."""
+    while not match.is_over:
+        yield match, match.view(match.to_move)
+        match.play(rng.choice(match.legal_moves))
+
+
+@pytest.mark.parametrize("preset,players", [("classic", 2), ("classic", 3), ("online", 4),
+                                            ("relaxed", 2), ("cirullone", 2), ("five", 5)])
+def test_view_moves_are_the_matchs(preset, players):
+    """The legal moves and the greedy move computed from a seat's view alone are
+    those of the full match (R-MOVE, R-DECL-WHEN, R-V5, ...): the hidden cards
+    placed in the core's world change nothing the seat can do."""
+    rules = Rules.preset(preset, players=players)
+    rng = random.Random(players)
+    greedy = GreedyPlayer()
+    for match, view in _views(Match(rules, seed=11), rng):
+        assert positions.legal_moves(view) == match.legal_moves
+        assert positions.greedy_move(view) == greedy.choose(match)
+
+
+def test_view_round_trip():
+    rng = random.Random(3)
+    for match, view in _views(Match(Rules.preset("classic", players=4), seed=5), rng):
+        for seat in range(4):
+            v = match.view(seat)
+            if v.public[v.seat]:
+                continue        # see test_view_with_own_declaration
+            assert convert.view_from_proto(convert.view_to_proto(v)) == v
+
+
+def _violations(msg) -> list[tuple[str, str]]:
+    with pytest.raises(BadRequest) as e:
+        convert.view_from_proto(msg)
+    return e.value.violations
+
+
+def test_unknown_card_names_its_field():
+    msg = view_msg(choice_position())
+    msg.hand[2] = "ZZ"
+    msg.table.append("1X")
+    fields = dict(_violations(msg))
+    assert "'ZZ'" in fields["view.hand[2]"] and "'1X'" in fields[f"view.table[{len(msg.table) - 1}]"]
+
+
+def test_card_seen_twice():
+    msg = view_msg(choice_position())
+    msg.table.append(msg.hand[0])
+    [(field, problem)] = _violations(msg)
+    assert field == "view.table" and msg.hand[0] in problem and "also in hand" in problem
+
+
+def test_holding_of_the_wrong_size():
+    msg = view_msg(choice_position())
+    del msg.hand[-1]                        # hand_sizes still counts it
+    [(field, problem)] = _violations(msg)
+    assert field == "view.hand" and "hand_sizes" in problem
+
+
+def test_counts_that_do_not_add_up_to_the_deck():
+    msg = view_msg(choice_position())
+    msg.stock_size -= 1
+    [(field, problem)] = _violations(msg)
+    assert field == "view" and "40" in problem
+
+
+def test_view_cannot_carry_other_seats_dealt_cards():
+    match = choice_position()
+    msg = view_msg(match)
+    deal = next(e for e in match.events if hasattr(e, "hands"))
+    other = 1 - msg.seat
+    msg.history[0].deal.hands[other].cards[:] = [str(c) for c in deal.hands[other]]
+    fields = [f for f, _ in _violations(msg)]
+    assert fields == [f"view.history[0].deal.hands[{other}]"]
+
+
+def test_bad_numbers_are_named():
+    msg = view_msg(choice_position())
+    msg.dealer, msg.scores[1], msg.round, msg.matta_as = 7, -3, 99, "X"
+    fields = {f for f, _ in _violations(msg)}
+    assert fields == {"view.dealer", "view.scores[1]", "view.round", "view.matta_as"}
+
+
+def test_bad_rules_and_bad_moves_in_history():
+    msg = view_msg(choice_position())
+    msg.rules.preset = "poker"
+    assert [f for f, _ in _violations(msg)] == ["view.rules"]
+    msg = view_msg(position(1, 3))
+    turn = next(i for i, e in enumerate(msg.history) if e.HasField("turn"))
+    msg.history[turn].turn.move.captured.append("7X")
+    [(field, problem)] = _violations(msg)
+    assert field == f"view.history[{turn}].turn.move" and "'7X'" in problem
+
+
+def test_only_the_seat_to_move_has_moves():
+    match = choice_position()
+    view = match.view(1 - match.to_move)
+    with pytest.raises(BadRequest) as e:
+        positions.legal_moves(view)
+    assert e.value.violations[0][0] == "view.to_move"
+
+
+@pytest.mark.xfail(reason="SeatView.validate() counts the seat's own declared cards (public[seat], "
+                          "a subset of its hand) twice: solver/view.py, not the server", strict=False)
+def test_view_with_own_declaration():
+    """A seat that declared (R-DECL-WHEN) still holds its declared cards."""
+    for seed in range(300):
+        match = Match(Rules(), seed=seed)
+        declaration = next((m for m in match.legal_moves if m.is_declaration), None)
+        if declaration is not None:
+            match.play(declaration)                 # the declaring seat is still to move
+            view = match.view(match.to_move)
+            assert view.public[view.seat]
+            assert convert.view_from_proto(convert.view_to_proto(view)) == view
+            return
+    pytest.skip("no declaration in the seeds tried")
+
+
+# --- settings ---
+
+def test_config_defaults_are_safe():
+    c = parse_config([], env={})
+    assert c.listen == "127.0.0.1:50051" and c.token is None and not c.tls
+
+
+def test_flags_win_over_environment():
+    env = {"CIRULLA_MAX_BUDGET_MS": "500", "CIRULLA_LISTEN": "127.0.0.1:6000", "CIRULLA_TOKEN": "s3"}
+    c = parse_config(["--listen", "0.0.0.0:7000", "--default-budget-ms", "100"], env=env)
+    assert (c.listen, c.max_budget_ms, c.default_budget_ms, c.token) == ("0.0.0.0:7000", 500, 100, "s3")
+
+
+@pytest.mark.parametrize("argv", [["--listen", "nowhere"], ["--tls-cert", "a.pem"],
+                                  ["--max-concurrent-searches", "0"], ["--grace-seconds", "x"]])
+def test_bad_settings_are_refused(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        parse_config(argv, env={})
+    assert e.value.code == 2 and "error" in capsys.readouterr().err
+
+
+def test_bad_environment_value_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        parse_config([], env={"CIRULLA_MAX_BUDGET_MS": "lots"})
+    assert "CIRULLA_MAX_BUDGET_MS" in capsys.readouterr().err
+
+
+def test_config_checks_itself():
+    with pytest.raises(ValueError, match="default_budget_ms"):
+        ServerConfig(default_budget_ms=20_000, max_budget_ms=1_000)
+
+
+# --- the schema ---
+
+def test_buf_lint_standard():
+    buf = shutil.which("buf")
+    if buf is None:
+        pytest.skip("buf (the buf-bin package) is not installed")
+    done = subprocess.run([buf, "lint"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "STANDARD" in (ROOT / "buf.yaml").read_text()
+
+
+def test_seat_view_message_mirrors_the_domain():
+    """Every SeatView field travels (rules aside, by name)."""
+    import dataclasses
+    from cirulla.solver.view import SeatView
+    assert {f.name for f in dataclasses.fields(SeatView)} == set(pb.SeatView.DESCRIPTOR.fields_by_name)
