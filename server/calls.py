@@ -8,7 +8,7 @@ import time
 
 import grpc
 
-from .errors import refusing
+from .errors import BadRequest, refusing, to_status
 
 log = logging.getLogger("cirulla.server")
 
@@ -57,8 +57,10 @@ class CallLog(grpc.ServerInterceptor):
                                           if handler.request_streaming else
                                           grpc.unary_unary_rpc_method_handler)
             behavior = handler.stream_unary or handler.unary_unary
-        return factory(wrap(behavior, method, counted),
-                       request_deserializer=handler.request_deserializer,
+        deserializer = handler.request_deserializer
+        if deserializer is not None and not handler.request_streaming:
+            deserializer = _lenient(deserializer)
+        return factory(wrap(behavior, method, counted), request_deserializer=deserializer,
                        response_serializer=handler.response_serializer)
 
     def _start(self, counted: bool) -> float:
@@ -87,6 +89,7 @@ class CallLog(grpc.ServerInterceptor):
         def call(request, context):
             start, failed = self._start(counted), True
             try:
+                _refuse_undecodable(request, context)
                 response = behavior(request, context)
                 failed = False
                 return response
@@ -98,6 +101,7 @@ class CallLog(grpc.ServerInterceptor):
         def call(request, context):
             start, failed = self._start(counted), True
             try:
+                _refuse_undecodable(request, context)
                 yield from behavior(request, context)
                 failed = False
             except GeneratorExit:           # the client went away mid-stream
@@ -106,3 +110,25 @@ class CallLog(grpc.ServerInterceptor):
             finally:
                 self._end(counted, method, context, start, failed)
         return call
+
+
+class _Undecodable:
+    """A request whose bytes are not the message (gRPC would answer INTERNAL)."""
+
+    def __init__(self, problem: str):
+        self.problem = problem
+
+
+def _lenient(deserialize):
+    def parse(data: bytes):
+        try:
+            return deserialize(data)
+        except Exception as e:              # noqa: BLE001 - DecodeError and kin
+            return _Undecodable(str(e))
+    return parse
+
+
+def _refuse_undecodable(request, context) -> None:
+    """Bytes that do not parse are bad input: INVALID_ARGUMENT, not INTERNAL."""
+    if isinstance(request, _Undecodable):
+        context.abort_with_status(to_status(BadRequest.one("request", request.problem)))

@@ -203,7 +203,9 @@ def hint_to_proto(result, seed: int, *, cut_short: bool) -> epb.Hint:
             categories=epb.CategoryPoints(**{c: v for c, v in s.categories.items() if c in CATEGORIES}),
             scopa_risk=s.scopa_risk, win_chance=s.win_chance, samples=s.samples)
             for s in result.moves],
-        best=move_to_proto(result.best), cut_short=cut_short, stats=stats_to_proto(result, seed))
+        best=move_to_proto(result.best), cut_short=cut_short, stats=stats_to_proto(result, seed),
+        ranked_by=epb.RANKED_BY_WIN_CHANCE if getattr(result, "ranked_by", "") == "win_chance"
+        else epb.RANKED_BY_EXPECTED_POINTS)
 
 
 def stats_to_proto(result, seed: int) -> epb.EngineStats:

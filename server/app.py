@@ -1,0 +1,133 @@
+"""The cirulla.v1 server: build it, serve it, stop it gracefully.
+
+`cirulla-server` (main) reads flags and CIRULLA_* variables, serves until
+SIGTERM or SIGINT, then: health NOT_SERVING, new calls refused with
+UNAVAILABLE, calls in flight given the grace period to finish, exit 0.
+"""
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from cirulla.v1 import engine_service_pb2, engine_service_pb2_grpc, rules_service_pb2, rules_service_pb2_grpc
+
+from .auth import BearerTokenInterceptor
+from .calls import CallLog
+from .config import ServerConfig, parse_config
+from .engine_servicer import EngineServicer
+from .rules_servicer import RulesServicer
+
+log = logging.getLogger("cirulla.server")
+
+FLUSH_SECONDS = 1.0
+SERVICES = (engine_service_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name,
+            rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name)
+
+
+@dataclass
+class Running:
+    """A started server and the parts a shutdown (or a test) needs."""
+    server: grpc.Server
+    port: int
+    config: ServerConfig
+    health: health.HealthServicer
+    calls: CallLog
+    engine: EngineServicer
+
+    @property
+    def address(self) -> str:
+        return f"{self.config.listen.rpartition(':')[0]}:{self.port}"
+
+    def shutdown(self, grace: float | None = None) -> bool:
+        """NOT_SERVING, refuse new calls, let those in flight finish within the
+        grace period, cancel what is left. True if nothing had to be cancelled."""
+        grace = self.config.grace_seconds if grace is None else grace
+        self.health.enter_graceful_shutdown()
+        self.calls.drain()
+        idle = self.calls.wait_idle(grace)
+        # idle: the handlers are done, a moment lets their answers go out; else cancel now
+        self.server.stop(grace=FLUSH_SECONDS if idle else None).wait()
+        return idle
+
+
+def _read(path: str, what: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as e:
+        raise ValueError(f"cannot read the {what} {path}: {e.strerror}") from None
+
+
+def build(config: ServerConfig) -> Running:
+    """A started server; listen on port 0 for a free port (see Running.port)."""
+    calls = CallLog()
+    interceptors = [calls]                  # outermost: it logs refused calls too
+    if config.token:
+        interceptors.append(BearerTokenInterceptor(config.token))
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=config.worker_threads, thread_name_prefix="cirulla-rpc"),
+        interceptors=interceptors,
+        maximum_concurrent_rpcs=config.worker_threads * 4,     # a bounded queue, then RESOURCE_EXHAUSTED
+        options=[("grpc.max_receive_message_length", config.max_message_bytes),
+                 ("grpc.max_send_message_length", config.max_message_bytes),
+                 ("grpc.so_reuseport", 0)])      # a port in use is an error, not a shared port
+    engine = EngineServicer(config)
+    engine_service_pb2_grpc.add_EngineServiceServicer_to_server(engine, server)
+    rules_service_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(), server)
+    health_servicer = health.HealthServicer(experimental_non_blocking=True)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection((*SERVICES, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    if config.tls:
+        client_ca = _read(config.tls_client_ca, "client CA") if config.tls_client_ca else None
+        credentials = grpc.ssl_server_credentials(
+            [(_read(config.tls_key, "TLS key"), _read(config.tls_cert, "TLS certificate"))],
+            root_certificates=client_ca, require_client_auth=client_ca is not None)
+        port = server.add_secure_port(config.listen, credentials)
+    else:
+        port = server.add_insecure_port(config.listen)
+    server.start()
+    for name in ("", *SERVICES):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return Running(server, port, config, health_servicer, calls, engine)
+
+
+def serve(config: ServerConfig) -> int:
+    """Serve until SIGTERM or SIGINT; the exit status."""
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, frame: stop.set())
+    try:
+        running = build(config)
+    except (ValueError, RuntimeError) as e:     # unreadable certificates, a port in use
+        log.error("cannot start: %s", e)
+        return 1
+    log.info("cirulla.v1 listening on %s (%s%s)", running.address, "TLS" if config.tls else "plaintext",
+             ", bearer token required" if config.token else "")
+    while not stop.wait(0.5):
+        pass
+    log.info("stopping: NOT_SERVING, %d call(s) in flight, %.1f s grace", running.calls.in_flight,
+             config.grace_seconds)
+    finished = running.shutdown()
+    log.info("stopped%s", "" if finished else " (calls still in flight at the end of the grace period were cancelled)")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The `cirulla-server` command."""
+    config = parse_config(argv)
+    logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    sys.exit(serve(config))
+
+
+if __name__ == "__main__":
+    main()

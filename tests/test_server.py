@@ -1,0 +1,607 @@
+"""The cirulla.v1 service through its generated stubs, against an in-process
+server on a free port of 127.0.0.1: every RPC, every error path, deadlines,
+cancellation, limits, authentication, TLS, and clients from outside Python."""
+from __future__ import annotations
+
+import json
+import logging
+import random
+import shutil
+import subprocess
+import time
+
+import grpc
+import pytest
+from google.protobuf import json_format
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from cirulla.solver import Match, Rules, record
+from cirulla.solver.players import GreedyPlayer, self_play
+from cirulla.v1 import engine_service_pb2 as epb
+from cirulla.v1 import game_pb2 as pb
+from cirulla.v1 import rules_service_pb2 as rpb
+
+from server_support import choice_position, failure, running, stubs, view_msg
+
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+
+
+@pytest.fixture(scope="module")
+def server():
+    with running(max_concurrent_searches=8, max_threads=2, max_budget_ms=3_000,
+                 default_budget_ms=100, grace_seconds=1) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def api(server):
+    return stubs(server)
+
+
+@pytest.fixture(scope="module")
+def match():
+    return choice_position(min_moves=4)
+
+
+def texts(moves) -> list[str]:
+    return [m.text for m in moves]
+
+
+# --- GetEngineInfo ---
+
+def test_engine_info(api, server):
+    info = api.engine.GetEngineInfo(epb.GetEngineInfoRequest())
+    assert info.version
+    presets = {p.name: p.rules for p in info.presets}
+    assert set(presets) >= {"classic", "online", "relaxed", "extended", "cirullone", "five"}
+    assert presets["five"].players == 5 and presets["classic"].players == 2
+    options = {o.name: list(o.values) for o in info.options}
+    assert options["capture"] == ["mandatory", "optional"] and options["re_bello"] == ["true", "false"]
+    assert list(info.player_counts) == [2, 3, 4, 5]
+    assert epb.STRENGTH_BEGINNER in info.strengths and epb.STRENGTH_FULL in info.strengths
+    assert (info.max_time_ms, info.max_threads, info.default_time_ms, info.max_concurrent_searches) == \
+        (3_000, 2, 100, 8)
+
+
+# --- RulesService ---
+
+def test_list_legal_moves_is_the_matchs(api):
+    rng = random.Random(2)
+    for rules in (Rules(), Rules.preset("online", players=4), Rules.preset("five")):
+        m = Match(rules, seed=4)
+        for _ in range(12):
+            if m.view(m.to_move).public[m.to_move]:
+                m.play(rng.choice(m.legal_moves))     # the view.py double count (see test_server_convert)
+                continue
+            got = api.rules.ListLegalMoves(rpb.ListLegalMovesRequest(view=view_msg(m)))
+            assert texts(got.moves) == [str(x) for x in m.legal_moves]
+            m.play(rng.choice(m.legal_moves))
+
+
+def test_list_legal_moves_needs_the_seat_to_move(api, match):
+    code, violations, _ = failure(api.rules.ListLegalMoves,
+                                  rpb.ListLegalMovesRequest(view=view_msg(match, 1 - match.to_move)))
+    assert code == INVALID and violations[0][0] == "view.to_move"
+
+
+def test_replay_whole_match(api):
+    m = self_play(Rules(), [GreedyPlayer(), GreedyPlayer()], seed=9)
+    got = api.rules.ReplayRecord(rpb.ReplayRecordRequest(record=record.to_proto(m)))
+    assert got.WhichOneof("outcome") == "state"
+    s = got.state
+    assert s.phase == rpb.PHASE_OVER and list(s.scores) == m.scores
+    assert s.HasField("winner") == (m.winner is not None) and s.winner == (m.winner or 0)
+
+
+def test_replay_part_of_a_match(api, match):
+    got = api.rules.ReplayRecord(rpb.ReplayRecordRequest(record=record.to_proto(match))).state
+    assert got.phase == rpb.PHASE_PLAY and not got.HasField("winner")
+    assert (got.to_move, list(got.table)) == (match.to_move, [str(c) for c in match.table])
+    assert [list(h.cards) for h in got.hands] == [[str(c) for c in match.hand(s)] for s in range(2)]
+    assert texts(got.legal_moves) == [str(x) for x in match.legal_moves]
+    assert [p.total for p in got.hand_points] == [sum(r.values()) for r in match.hand_points()]
+
+
+def test_replay_names_the_first_illegal_event(api, match):
+    msg = record.to_proto(match)
+    i = next(k for k, e in enumerate(msg.events) if e.HasField("turn"))
+    seat = msg.events[i].turn.seat
+    other = next(c for c in msg.events[0].deal.hands[1 - seat].cards)
+    msg.events[i].turn.move.Clear()
+    msg.events[i].turn.move.card = other                 # a card the other seat holds
+    got = api.rules.ReplayRecord(rpb.ReplayRecordRequest(record=msg))
+    assert got.WhichOneof("outcome") == "illegal_event"
+    e = got.illegal_event
+    assert (e.index, e.field) == (i, f"record.events[{i}]") and f"does not hold {other}" in e.reason
+
+
+def test_replay_checks_the_records_claims(api):
+    m = self_play(Rules(), [GreedyPlayer(), GreedyPlayer()], seed=9)
+    msg = record.to_proto(m)
+    msg.winner = 1 - m.winner if m.winner is not None else 0
+    e = api.rules.ReplayRecord(rpb.ReplayRecordRequest(record=msg)).illegal_event
+    assert (e.index, e.field) == (-1, "record.winner")
+    msg = record.to_proto(m)
+    i = next(k for k, e in enumerate(msg.events) if e.HasField("turn") and not e.turn.scopa)
+    msg.events[i].turn.scopa = True                     # R-SCOPA claimed where there was none
+    e = api.rules.ReplayRecord(rpb.ReplayRecordRequest(record=msg)).illegal_event
+    assert e.index == i and "scopa" in e.reason
+
+
+def test_replay_of_something_that_is_not_a_record(api, match):
+    msg = record.to_proto(match)
+    i = next(k for k, e in enumerate(msg.events) if e.HasField("turn"))
+    msg.events[i].turn.move.card = "ZZ"
+    msg.schema_version = 2
+    code, violations, _ = failure(api.rules.ReplayRecord, rpb.ReplayRecordRequest(record=msg))
+    fields = dict(violations)
+    assert code == INVALID and "'ZZ'" in fields[f"record.events[{i}].turn.move.card"]
+    assert "record.schema_version" in fields
+    msg = record.to_proto(match)
+    msg.rules.preset = "poker"
+    assert failure(api.rules.ReplayRecord, rpb.ReplayRecordRequest(record=msg))[1][0][0] == "record.rules"
+    msg = record.to_proto(match)
+    msg.events.add()                                    # an event of no kind
+    assert failure(api.rules.ReplayRecord, rpb.ReplayRecordRequest(record=msg))[1] == \
+        [(f"record.events[{len(msg.events) - 1}]", "an empty event")]
+
+
+# --- GetHint, StreamHint ---
+
+def test_get_hint_ranks_every_legal_move(api, match):
+    hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=60),
+                                                 seed=1)).hint
+    assert sorted(texts(m.move for m in hint.moves)) == sorted(str(x) for x in match.legal_moves)
+    assert hint.best == hint.moves[0].move
+    assert hint.ranked_by == epb.RANKED_BY_EXPECTED_POINTS           # far from the target
+    expected = [m.expected_points for m in hint.moves]
+    assert expected[0] == max(expected)
+    for m in hint.moves:
+        assert m.diff_to_best == pytest.approx(m.expected_points - expected[0], abs=1e-9)
+        assert sum(getattr(m.categories, f.name) for f in epb.CategoryPoints.DESCRIPTOR.fields) == \
+            pytest.approx(m.expected_points, abs=1e-9)
+        assert m.expected_points_stderr >= 0 and m.diff_to_best_stderr >= 0 and m.samples > 0
+        assert 0 <= m.scopa_risk <= 1
+    assert hint.stats.iterations > 0 and hint.stats.threads == 1 and hint.stats.method and hint.stats.seed == 1
+    assert not hint.cut_short
+
+
+def test_get_hint_with_two_threads(api, match):
+    hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(match),
+                                                 budget=epb.Budget(time_ms=60, threads=2))).hint
+    assert hint.stats.threads == 2 and len(hint.moves) == len(match.legal_moves)
+
+
+def test_get_hint_is_reproducible_with_a_seed(api, match):
+    def ask(seed):
+        hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(match), seed=seed,
+                                                     budget=epb.Budget(iterations=400))).hint
+        hint.stats.ClearField("elapsed_ms")
+        return hint
+    assert ask(5) == ask(5)
+
+
+def test_stream_hint_sends_interim_rankings_then_a_final_one(api, match):
+    start = time.perf_counter()
+    replies = list(api.engine.StreamHint(epb.StreamHintRequest(
+        view=view_msg(match), budget=epb.Budget(time_ms=400), interval_ms=50, seed=2)))
+    elapsed = time.perf_counter() - start
+    assert [r.final for r in replies] == [False] * (len(replies) - 1) + [True]
+    assert len(replies) >= 4 and 0.35 < elapsed < 1.5
+    legal = sorted(str(x) for x in match.legal_moves)
+    for r in replies:
+        assert sorted(texts(m.move for m in r.hint.moves)) == legal
+    iterations = [r.hint.stats.iterations for r in replies]
+    assert iterations == sorted(iterations) and not replies[-1].hint.cut_short
+
+
+# --- ChooseMove ---
+
+def test_choose_move_at_every_strength(api, match):
+    legal = {str(x) for x in match.legal_moves}
+    for strength in (epb.STRENGTH_BEGINNER, epb.STRENGTH_CASUAL, epb.STRENGTH_INTERMEDIATE,
+                     epb.STRENGTH_ADVANCED, epb.STRENGTH_FULL):
+        req = epb.ChooseMoveRequest(view=view_msg(match), strength=strength, seed=3,
+                                    budget=epb.Budget(iterations=2_000))
+        got = api.engine.ChooseMove(req)
+        assert got.move.text in legal and got.strength == strength
+        assert api.engine.ChooseMove(req).move == got.move          # the seed decides
+
+
+def test_full_strength_plays_the_hints_best_move(api, match):
+    budget = epb.Budget(iterations=1_500)
+    best = api.engine.GetHint(epb.GetHintRequest(view=view_msg(match), budget=budget, seed=8)).hint.best
+    for strength in (epb.STRENGTH_FULL, epb.STRENGTH_UNSPECIFIED):
+        got = api.engine.ChooseMove(epb.ChooseMoveRequest(view=view_msg(match), strength=strength,
+                                                          seed=8, budget=budget))
+        assert got.move == best and got.strength == epb.STRENGTH_FULL
+
+
+def test_a_beginner_slips(api, match):
+    """Over many seeds a beginner does not always play its own search's best move."""
+    moves = set()
+    for seed in range(30):
+        moves.add(api.engine.ChooseMove(epb.ChooseMoveRequest(
+            view=view_msg(match), strength=epb.STRENGTH_BEGINNER, seed=seed)).move.text)
+    assert len(moves) >= 2
+
+
+def test_a_forced_move_needs_no_search(api):
+    for seed in range(100):
+        m = Match(Rules(), seed=seed)
+        while not m.is_over and len(m.legal_moves) != 1:
+            m.play(m.legal_moves[-1])
+        if not m.is_over and not m.view(m.to_move).public[m.to_move]:
+            got = api.engine.ChooseMove(epb.ChooseMoveRequest(view=view_msg(m), seed=1))
+            assert got.move.text == str(m.legal_moves[0]) and got.stats.method == "forced"
+            return
+    pytest.skip("no forced move found")
+
+
+# --- bad input ---
+
+@pytest.mark.parametrize("rpc", ["GetHint", "StreamHint", "ChooseMove", "ListLegalMoves"])
+def test_every_view_rpc_names_an_unknown_card(api, match, rpc):
+    msg = view_msg(match)
+    msg.hand[2] = "ZZ"
+    request = {"GetHint": epb.GetHintRequest, "StreamHint": epb.StreamHintRequest,
+               "ChooseMove": epb.ChooseMoveRequest,
+               "ListLegalMoves": rpb.ListLegalMovesRequest}[rpc](view=msg)
+    stub = api.rules if rpc == "ListLegalMoves" else api.engine
+    call = getattr(stub, rpc)
+    code, violations, message = failure(lambda r: list(call(r)) if rpc == "StreamHint" else call(r), request)
+    assert code == INVALID and violations[0][0] == "view.hand[2]" and "'ZZ'" in violations[0][1]
+    assert message.startswith("view.hand[2]")
+
+
+@pytest.mark.parametrize("mutate,field,words", [
+    (lambda v: v.table.append(v.hand[0]), "view.table", "also in hand"),            # a card seen twice
+    (lambda v: v.hand.pop(), "view.hand", "hand_sizes"),                           # wrong holding size
+    (lambda v: v.hand_sizes.append(3), "view.hand_sizes", "3 entries for 2"),
+    (lambda v: v.history[0].deal.hands[1 - v.seat].cards.append("AD"),
+     None, "cannot hold seat"),                                                      # another seat's cards
+    (lambda v: v.ClearField("hand"), "view.hand", "hand_sizes"),
+])
+def test_bad_views(api, match, mutate, field, words):
+    msg = view_msg(match)
+    mutate(msg)
+    code, violations, _ = failure(api.engine.GetHint, epb.GetHintRequest(view=msg))
+    assert code == INVALID
+    f, problem = violations[0]
+    assert (field is None or f == field) and words in problem
+
+
+@pytest.mark.parametrize("budget,field", [
+    (epb.Budget(time_ms=3_001), "budget.time_ms"), (epb.Budget(time_ms=-5), "budget.time_ms"),
+    (epb.Budget(iterations=10**12), "budget.iterations"), (epb.Budget(threads=3), "budget.threads"),
+])
+def test_budget_caps(api, match, budget, field):
+    code, violations, _ = failure(api.engine.GetHint, epb.GetHintRequest(view=view_msg(match), budget=budget))
+    assert code == INVALID and violations[0][0] == field
+
+
+def test_bad_interval_and_strength(api, match):
+    code, violations, _ = failure(lambda r: list(api.engine.StreamHint(r)),
+                                  epb.StreamHintRequest(view=view_msg(match), interval_ms=1))
+    assert code == INVALID and violations[0][0] == "interval_ms"
+    code, violations, _ = failure(api.engine.ChooseMove, epb.ChooseMoveRequest(view=view_msg(match), strength=42))
+    assert code == INVALID and violations[0][0] == "strength"
+
+
+def test_fuzz_malformed_requests_leave_the_server_serving(api, server, match):
+    """Hundreds of broken requests: raw garbage, and valid views with a field
+    knocked out of shape. Each gets OK or INVALID_ARGUMENT, never a crash or an
+    INTERNAL error, and the server still answers afterwards."""
+    rng = random.Random(1234)
+    raw = api.channel.unary_unary("/cirulla.v1.EngineService/GetHint",
+                                  request_serializer=lambda b: b, response_deserializer=lambda b: b)
+    codes: dict = {}
+    for _ in range(60):
+        blob = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300)))
+        try:
+            raw(blob, timeout=5)
+            codes["OK"] = codes.get("OK", 0) + 1
+        except grpc.RpcError as e:
+            codes[e.code().name] = codes.get(e.code().name, 0) + 1
+    base = view_msg(match)
+    scalar = ["seat", "hand_number", "dealer", "round", "to_move", "stock_size", "matta_as"]
+    cards = ["AD", "7H", "KS", "ZZ", "", "7", "10D", "7♦", "xx", "QH"]
+    for i in range(300):
+        v = pb.SeatView()
+        v.CopyFrom(base)
+        for _ in range(rng.randrange(1, 4)):
+            kind = rng.randrange(6)
+            if kind == 0:
+                name = rng.choice(scalar)
+                setattr(v, name, rng.choice(["", "Q", "7", "ZZ"]) if name == "matta_as"
+                        else rng.choice([-1, 0, 1, 2, 5, 2**31 - 1, -2**31]))
+            elif kind == 1:
+                target = rng.choice([v.hand, v.table, v.piles[0].cards, v.public[1].cards])
+                if target and rng.random() < 0.5:
+                    del target[rng.randrange(len(target))]
+                else:
+                    target.append(rng.choice(cards))
+            elif kind == 2:
+                lst = rng.choice([v.hand_sizes, v.scope, v.scores, v.declarations])
+                if lst and rng.random() < 0.5:
+                    lst[rng.randrange(len(lst))] = rng.choice([-1, 0, 3, 7, 99, 2**31 - 1])
+                else:
+                    lst.append(rng.randrange(-2, 9))
+            elif kind == 3:
+                v.rules.players = rng.choice([0, 1, 3, 4, 5, 6])
+                v.rules.preset = rng.choice(["", "classic", "five", "cirullone", "x"])
+            elif kind == 4:
+                v.declared.append(rng.random() < 0.5)
+                v.played_this_round.add().cards.append(rng.choice(cards))
+            else:
+                ev = v.history.add()
+                if rng.random() < 0.5:
+                    ev.turn.seat = rng.randrange(-1, 6)
+                    ev.turn.move.card = rng.choice(cards)
+        request = epb.GetHintRequest(view=v, budget=epb.Budget(iterations=50, time_ms=200), seed=i)
+        for call in (api.engine.GetHint, lambda r: api.rules.ListLegalMoves(rpb.ListLegalMovesRequest(view=r.view))):
+            try:
+                call(request, timeout=10) if call is api.engine.GetHint else call(request)
+                codes["OK"] = codes.get("OK", 0) + 1
+            except grpc.RpcError as e:
+                codes[e.code().name] = codes.get(e.code().name, 0) + 1
+    assert set(codes) <= {"OK", "INVALID_ARGUMENT"}, codes
+    assert codes["INVALID_ARGUMENT"] > 300
+    health = health_pb2_grpc.HealthStub(api.channel).Check(health_pb2.HealthCheckRequest())
+    assert health.status == health_pb2.HealthCheckResponse.SERVING
+    assert api.engine.GetHint(epb.GetHintRequest(view=base, budget=epb.Budget(iterations=50))).hint.moves
+
+
+def test_message_size_is_bounded(match):
+    with running(max_message_bytes=32 * 1024) as s:
+        api = stubs(s)
+        msg = view_msg(match)
+        for _ in range(2_000):
+            msg.history.add().turn.move.text = "7D x " + " ".join(["AD"] * 5)
+        code, _, _ = failure(api.rules.ListLegalMoves, rpb.ListLegalMovesRequest(view=msg))
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert api.rules.ListLegalMoves(rpb.ListLegalMovesRequest(view=view_msg(match))).moves
+
+
+# --- deadlines, cancellation, limits ---
+
+def test_deadline_answers_in_time_with_the_best_so_far(api, match):
+    start = time.perf_counter()
+    hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=2_500)),
+                              timeout=0.3).hint
+    elapsed = time.perf_counter() - start
+    assert elapsed < 0.3 and hint.cut_short and hint.moves and hint.stats.iterations > 0
+
+
+def test_deadline_bounds_an_iteration_budget_too(api, match):
+    start = time.perf_counter()
+    hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(iterations=4_000_000)),
+                              timeout=0.25).hint
+    assert time.perf_counter() - start < 0.25 and hint.cut_short and hint.stats.iterations < 4_000_000
+
+
+def test_cancel_frees_the_core_within_50_ms(match):
+    with running(max_concurrent_searches=1) as s:
+        api = stubs(s)
+        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=5_000))
+        future = api.engine.GetHint.future(request)
+        deadline = time.perf_counter() + 5
+        while s.engine.slots.in_use == 0:
+            assert time.perf_counter() < deadline
+            time.sleep(0.002)
+        code, _, _ = failure(api.engine.GetHint, request)       # the one search slot is taken
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        time.sleep(0.1)
+        cancelled = time.perf_counter()
+        future.cancel()
+        while s.engine.slots.in_use:
+            time.sleep(0.001)
+        freed = time.perf_counter() - cancelled
+        assert freed < 0.05, f"the search went on {freed * 1000:.0f} ms after the cancel"
+        assert api.engine.GetHint(epb.GetHintRequest(view=view_msg(match),
+                                                     budget=epb.Budget(iterations=50))).hint.moves
+
+
+def test_stream_cancel_stops_the_search(match):
+    with running(max_concurrent_searches=1) as s:
+        api = stubs(s)
+        stream = api.engine.StreamHint(epb.StreamHintRequest(
+            view=view_msg(match), budget=epb.Budget(time_ms=5_000), interval_ms=20))
+        first = next(stream)
+        assert not first.final and s.engine.slots.in_use == 1
+        cancelled = time.perf_counter()
+        stream.cancel()
+        while s.engine.slots.in_use:
+            time.sleep(0.001)
+        assert time.perf_counter() - cancelled < 0.05
+
+
+def test_cheap_calls_go_on_while_searches_fill_the_cap(match):
+    with running(max_concurrent_searches=1) as s:
+        api = stubs(s)
+        future = api.engine.GetHint.future(epb.GetHintRequest(view=view_msg(match),
+                                                              budget=epb.Budget(time_ms=600)))
+        while s.engine.slots.in_use == 0:
+            time.sleep(0.002)
+        assert api.rules.ListLegalMoves(rpb.ListLegalMovesRequest(view=view_msg(match))).moves
+        assert api.engine.GetEngineInfo(epb.GetEngineInfoRequest()).version
+        code, _, message = failure(api.engine.ChooseMove, epb.ChooseMoveRequest(view=view_msg(match)))
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "retry" in message
+        assert future.result().hint.moves
+
+
+# --- health, logs ---
+
+def test_health_and_reflection_are_served(api):
+    health = health_pb2_grpc.HealthStub(api.channel)
+    for service in ("", "cirulla.v1.EngineService", "cirulla.v1.RulesService"):
+        assert health.Check(health_pb2.HealthCheckRequest(service=service)).status == \
+            health_pb2.HealthCheckResponse.SERVING
+    assert failure(health.Check, health_pb2.HealthCheckRequest(service="nope"))[0] == grpc.StatusCode.NOT_FOUND
+
+
+def test_one_log_line_per_call(api, match, caplog):
+    caplog.set_level(logging.INFO, logger="cirulla.server")
+    api.rules.ListLegalMoves(rpb.ListLegalMovesRequest(view=view_msg(match)))
+    failure(api.rules.ListLegalMoves, rpb.ListLegalMovesRequest())
+    lines = [r.getMessage() for r in caplog.records if r.name == "cirulla.server"]
+    calls = [line for line in lines if line.startswith("/cirulla.v1.RulesService/ListLegalMoves")]
+    assert len(calls) == 2
+    assert calls[0].split()[1] == "OK" and calls[1].split()[1] == "INVALID_ARGUMENT"
+    assert all(line.endswith(" ms") for line in calls)
+
+
+# --- authentication ---
+
+def test_bearer_token(match):
+    with running(token="s3cret") as s:
+        api = stubs(s)
+        request = rpb.ListLegalMovesRequest(view=view_msg(match))
+        for metadata in (None, [("authorization", "Bearer wrong")], [("authorization", "s3cret")]):
+            assert failure(api.rules.ListLegalMoves, request, metadata=metadata)[0] == \
+                grpc.StatusCode.UNAUTHENTICATED
+        code, _, _ = failure(lambda r: list(api.engine.StreamHint(r)), epb.StreamHintRequest(view=view_msg(match)))
+        assert code == grpc.StatusCode.UNAUTHENTICATED
+        assert api.rules.ListLegalMoves(request, metadata=[("authorization", "Bearer s3cret")]).moves
+        health = health_pb2_grpc.HealthStub(api.channel).Check(health_pb2.HealthCheckRequest())
+        assert health.status == health_pb2.HealthCheckResponse.SERVING       # probes need no secret
+
+
+# --- TLS ---
+
+def _certificates(tmp_path):
+    """A CA, a server certificate for 127.0.0.1 and a client certificate, as PEM files."""
+    try:
+        return _certificates_cryptography(tmp_path)
+    except ImportError:
+        return _certificates_openssl(tmp_path)
+
+
+def _certificates_cryptography(tmp_path):
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def name(cn):
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+    def issue(subject, key, issuer, issuer_key, *, ca=False, usage=None, san=None):
+        b = (x509.CertificateBuilder().subject_name(name(subject)).issuer_name(name(issuer))
+             .public_key(key.public_key()).serial_number(x509.random_serial_number())
+             .not_valid_before(now - datetime.timedelta(minutes=5))
+             .not_valid_after(now + datetime.timedelta(days=1))
+             .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if usage:
+            b = b.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+        if san:
+            b = b.add_extension(x509.SubjectAlternativeName(san), critical=False)
+        return b.sign(issuer_key, hashes.SHA256())
+
+    files = {}
+
+    def write(stem, cert, key):
+        files[stem] = tmp_path / f"{stem}.pem"
+        files[stem].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        if key is not None:
+            files[stem + "_key"] = tmp_path / f"{stem}.key"
+            files[stem + "_key"].write_bytes(key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+
+    ca_key, server_key, client_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
+    write("ca", issue("test CA", ca_key, "test CA", ca_key, ca=True), None)
+    write("server", issue("localhost", server_key, "test CA", ca_key, usage=ExtendedKeyUsageOID.SERVER_AUTH,
+                          san=[x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+          server_key)
+    write("client", issue("client", client_key, "test CA", ca_key, usage=ExtendedKeyUsageOID.CLIENT_AUTH),
+          client_key)
+    return files
+
+
+def _certificates_openssl(tmp_path):
+    def run(*args):
+        subprocess.run(["openssl", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
+        "-subj", "/CN=test CA", "-keyout", "ca.key", "-out", "ca.pem")
+    (tmp_path / "server.ext").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+    (tmp_path / "client.ext").write_text("extendedKeyUsage=clientAuth\n")
+    for who in ("server", "client"):
+        run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN={who}",
+            "-keyout", f"{who}.key", "-out", f"{who}.csr")
+        run("x509", "-req", "-in", f"{who}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-days", "1", "-extfile", f"{who}.ext", "-out", f"{who}.pem")
+    return {stem: tmp_path / f"{stem}.pem" for stem in ("ca", "server", "client")} | \
+        {f"{stem}_key": tmp_path / f"{stem}.key" for stem in ("server", "client")}
+
+
+def _info(api):
+    return api.engine.GetEngineInfo(epb.GetEngineInfoRequest(), timeout=5)
+
+
+def test_tls(tmp_path):
+    f = _certificates(tmp_path)
+    with running(tls_cert=str(f["server"]), tls_key=str(f["server_key"])) as s:
+        assert _info(stubs(s, grpc.ssl_channel_credentials(f["ca"].read_bytes()))).version
+        assert failure(_info, stubs(s))[0] == grpc.StatusCode.UNAVAILABLE              # plaintext refused
+
+
+def test_mutual_tls(tmp_path):
+    f = _certificates(tmp_path)
+    with running(tls_cert=str(f["server"]), tls_key=str(f["server_key"]), tls_client_ca=str(f["ca"])) as s:
+        anonymous = grpc.ssl_channel_credentials(f["ca"].read_bytes())
+        assert failure(_info, stubs(s, anonymous))[0] == grpc.StatusCode.UNAVAILABLE
+        known = grpc.ssl_channel_credentials(f["ca"].read_bytes(), f["client_key"].read_bytes(),
+                                             f["client"].read_bytes())
+        assert _info(stubs(s, known)).version
+
+
+def test_unreadable_certificate_is_a_clear_error(tmp_path):
+    from cirulla.server.app import build
+    from cirulla.server.config import ServerConfig
+    with pytest.raises(ValueError, match="cannot read the TLS key"):
+        build(ServerConfig(listen="127.0.0.1:0", tls_cert=str(tmp_path / "c.pem"), tls_key=str(tmp_path / "k")))
+
+
+# --- clients not written here, through reflection ---
+
+def _tool(name):
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"{name} is not installed")
+    return path
+
+
+def test_buf_curl_through_reflection(server, match):
+    buf = _tool("buf")
+    base = f"http://127.0.0.1:{server.port}"
+    args = [buf, "curl", "--protocol", "grpc", "--http2-prior-knowledge"]
+    done = subprocess.run([*args, "--list-methods", base], capture_output=True, text=True, timeout=60)
+    assert "cirulla.v1.EngineService/GetHint" in done.stdout.split(), done.stderr
+    view = json_format.MessageToJson(view_msg(match))
+    done = subprocess.run([*args, "--data", json.dumps({"view": json.loads(view)}),
+                           f"{base}/cirulla.v1.RulesService/ListLegalMoves"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [m["text"] for m in json.loads(done.stdout)["moves"]] == [str(x) for x in match.legal_moves]
+    bad = json.loads(view)
+    bad["hand"][0] = "ZZ"
+    done = subprocess.run([*args, "--data", json.dumps({"view": bad}),
+                           f"{base}/cirulla.v1.EngineService/GetHint"], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "invalid_argument" in done.stderr and "view.hand[0]" in done.stderr
+
+
+def test_grpcurl_through_reflection(server, match):
+    grpcurl = _tool("grpcurl")
+    target = f"127.0.0.1:{server.port}"
+    request = {"view": json.loads(json_format.MessageToJson(view_msg(match))), "budget": {"timeMs": 50}}
+    done = subprocess.run([grpcurl, "-plaintext", "-d", json.dumps(request), target,
+                           "cirulla.v1.EngineService/GetHint"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    hint = json.loads(done.stdout)["hint"]
+    assert sorted(m["move"]["text"] for m in hint["moves"]) == sorted(str(x) for x in match.legal_moves)
