@@ -40,6 +40,7 @@ generate_protos()
 setup(
     ext_modules=cythonize(
         [Extension("cirulla.solver._core", ["solver/_core.pyx"], extra_compile_args=["-O3"]),
+         Extension("cirulla.solver._search", ["solver/_search.pyx"], extra_compile_args=["-O3"]),
          ],
         compiler_directives={"language_level": "3"},
         include_path=[pxd_include_dir()],

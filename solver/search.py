@@ -1,0 +1,427 @@
+"""Rank every legal move from what one seat can see (issue 3).
+
+`search(view)` samples worlds consistent with the view (RULES.md section 8:
+the unseen cards dealt at random to the other seats' hidden slots and the
+stock, honouring the R-DECL-CHOICE inference), and then, by the position:
+
+* one legal move: "forced", a short evaluation of it;
+* 2 players, empty stock: the last round is perfect information, solved
+  exactly ("exact");
+* 2 players, a stock of 6 (the last two rounds): every opponent holding x
+  every split of the last deal, each world solved exactly and the values
+  averaged ("exact"; the figures are exact averages, standard errors 0);
+* otherwise SO-ISMCTS with availability counts ("ismcts") builds a tree over
+  most of the budget, then a paired phase evaluates every legal move on the
+  same fresh worlds, following the tree's most visited moves and then the
+  rollout policy. The reported figures, their standard errors and the
+  recommended move come from that paired phase, where every world is an
+  independent draw, so the standard errors are honest.
+
+The kernels are nogil C in `_search.pyx`; threads > 1 run one tree per
+thread (root parallelization) and add their counts up.
+
+Figures are margins: a side's hand points minus the average of the other
+sides' (for 2 sides, own points minus the opponent's). `MoveStats.categories`
+splits that margin by category (events.CATEGORIES), so the categories add up
+to `expected`.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable
+
+from . import _search
+from .cards import Card, mask_of
+from .errors import StateError
+from .events import CATEGORIES, Deal
+from .moves import Move
+from .rules import Rules
+from .view import SeatView
+
+__all__ = ["CancelToken", "MoveStats", "SearchResult", "search", "flat_monte_carlo",
+           "equity_table", "win_chance"]
+
+MAX_SEATS = 5
+DEFAULT_TIME_MS = 100.0
+PAIRED_SHARE = 0.25         # of the budget, for the paired phase
+MIN_WORLDS = 8              # the paired phase always sees at least this many worlds
+FORCED_WORLDS = 64
+EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity table
+MAX_EQUITY_TARGET = 301
+
+
+@dataclass(frozen=True)
+class MoveStats:
+    move: Move
+    expected: float          # expected hand margin of the asking side (points minus the others' average)
+    stderr: float            # its standard error
+    diff_to_best: float      # expected - the recommended move's expected, paired on the same worlds
+    diff_stderr: float
+    categories: dict[str, float]   # the margin split by category (adds up to expected)
+    scopa_risk: float        # share of worlds where the next player can sweep the table right after
+    win_chance: float | None # chance of winning the match (None without a 2-side equity table)
+    samples: int             # worlds (or tree visits) behind these figures
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    moves: tuple[MoveStats, ...]   # every legal move, best first
+    best: Move
+    iterations: int                # playouts (and exactly solved positions) behind the result
+    elapsed_ms: float
+    cut_short: bool                # stopped by cancel/deadline before the requested budget
+    method: str                    # "ismcts", "flat", "exact" or "forced"
+    threads: int
+    ranked_by: str = "expected"    # or "win_chance" near the target / with a cappotto in reach
+    info: dict = field(default_factory=dict, compare=False)
+
+
+class CancelToken:
+    """Thread-safe: cancel() makes a running search stop within 50 ms."""
+
+    def __init__(self) -> None:
+        self._flag = _search.StopFlag()
+
+    def cancel(self) -> None:
+        self._flag.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._flag.is_set
+
+
+# --- building the searchers ---------------------------------------------------
+
+def _rules_struct(rules: Rules) -> dict:
+    """The core's Rules struct as a dict (the fields CoreRules fills)."""
+    m = rules.matta_card
+    five = rules.five_players
+    return dict(
+        n_players=rules.players, n_sides=rules.n_sides,
+        capture_optional=rules.capture == "optional",
+        ace_on_ace=("only_ace", "ace_or_fifteen", "sweep").index(rules.ace_on_ace),
+        single_match_first=rules.single_match_first,
+        decl_mandatory=rules.declarations == "mandatory",
+        matta=-1 if m is None else m.index,
+        piccola_to_seven=rules.piccola_to_seven, grande_long=rules.grande_long,
+        buona_stack=rules.buona_stack, grande_in_hand=rules.grande_in_hand,
+        capotun=rules.capotun, re_bello=rules.re_bello, cirullone=rules.cirullone,
+        five_players=five, table_cards=rules.table_cards,
+        buona_low=17 if five else 15, buona_high=34 if five else 30)     # R-DEALER-BUONA, R-V5
+
+
+def _pad(values, n=MAX_SEATS) -> list[int]:
+    values = [int(v) for v in values]
+    return values + [0] * (n - len(values))
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """What the search needs from a view: the public state as the core's fields
+    (other seats' hidden slots empty) and how to fill the hidden part."""
+    rules: Rules
+    base: dict
+    observer: int
+    unseen: tuple[int, ...]
+    hidden: tuple[int, ...]
+    nobuona: tuple[int, ...]
+    played: tuple[int, ...]
+    scores: tuple[int, ...]
+    fixed: bool = False
+
+    @classmethod
+    def of(cls, view: SeatView) -> "Knowledge":
+        r, n = view.rules, view.rules.players
+        seat = view.seat
+        hands = [mask_of(view.hand) if s == seat else mask_of(view.public[s]) for s in range(n)]
+        unseen = [c.index for c in view.unseen()]
+        seen = [i for i in range(40) if i not in set(unseen)]
+        cval = [i % 10 + 1 for i in range(40)]
+        m = r.matta_card
+        if m is not None and view.matta_as is not None:
+            cval[m.index] = view.matta_as + 1               # R-MATTA: plays as named
+        low = [0] * n
+        if r.five_players and view.round == 2:              # R-V5: the 1-card round
+            for s, cards in enumerate(view.played_this_round):
+                for c in cards:
+                    low[s] = cval[c.index]
+        dealer_buona = next((e.dealer_scope for e in view.history
+                             if isinstance(e, Deal) and e.round == 0 and not e.void), 0)
+        base = dict(
+            hand=_pad(hands), public=_pad(mask_of(p) for p in view.public),
+            pile=_pad(mask_of(p) for p in view.piles), table=mask_of(view.table),
+            stock=seen + unseen, stock_pos=40 - view.stock_size, cval=cval,
+            scope=_pad(view.scope), decl=_pad(view.declarations), low_card=_pad(low),
+            dealer=view.dealer, turn=view.to_move, last_capturer=view.last_capturer,
+            round=view.round, round_cards=r.round_cards(view.round),
+            declared=sum(1 << s for s in range(n) if view.declared[s]),
+            phase=1, dealer_buona=dealer_buona, instant_winner=-1)
+        # R-DECL-CHOICE: with mandatory declarations, a seat that played this
+        # round without declaring held no buona
+        mandatory = r.declarations == "mandatory"
+        nobuona = [int(mandatory and s != seat and not view.declared[s]
+                       and bool(view.played_this_round[s])) for s in range(n)]
+        return cls(r, base, seat, tuple(unseen), tuple(view.hidden_count(s) for s in range(n)),
+                   tuple(nobuona), tuple(mask_of(p) for p in view.played_this_round),
+                   tuple(view.scores))
+
+    @classmethod
+    def true_world(cls, match, seat: int) -> "Knowledge":
+        """The whole state of a match (the cheating player: nothing is sampled)."""
+        n = match.rules.players
+        return cls(match.rules, match._core.export(), seat, (), (0,) * n, (0,) * n, (0,) * n,
+                   tuple(match.scores), fixed=True)
+
+    def searcher(self, seed: int, stop: _search.StopFlag, *, equity=None, match_mode=False,
+                 **params) -> _search.Searcher:
+        r = self.rules
+        return _search.Searcher(
+            _rules_struct(r), self.base, observer=self.observer, unseen=list(self.unseen),
+            hidden=list(self.hidden), nobuona=list(self.nobuona), played=list(self.played),
+            fixed=self.fixed, seed=seed & (2**64 - 1), stop=stop, equity=equity,
+            scores=list(self.scores), match_mode=match_mode,
+            next_dealer_side=r.side_of((self.base["dealer"] + 1) % r.players), **params)
+
+
+# --- match equity ---------------------------------------------------------------
+
+def _distribution_key(rules: Rules) -> Rules:
+    return rules.replace(target=51, hands=None, name="classic")
+
+
+@lru_cache(maxsize=16)
+def _hand_distribution(rules: Rules):
+    """Greedy self-play hand results for these rules (2 sides), cached."""
+    return _search.hand_distribution(_rules_struct(rules), EQUITY_HANDS, 0xC1C1)
+
+
+@lru_cache(maxsize=32)
+def _equity(rules: Rules):
+    counts, cd, co = _hand_distribution(_distribution_key(rules))
+    return _search.EquityTable(counts, cd, co, rules.target)
+
+
+def equity_table(rules: Rules):
+    """The match-equity table for these rules, or None where it does not apply:
+    3 or more sides (not modelled: the search reports no win chance there), a
+    match of a fixed number of hands (R-HANDS-LIMIT) or a target above 301."""
+    if rules.n_sides != 2 or rules.hands is not None or rules.target > MAX_EQUITY_TARGET:
+        return None
+    return _equity(rules)
+
+
+def win_chance(rules: Rules, scores: tuple[int, int], dealer: int) -> float | None:
+    """P(side 0 wins the match) at these scores with `dealer` dealing the next hand."""
+    table = equity_table(rules)
+    if table is None:
+        return None
+    return table.win0(scores[0], scores[1], rules.side_of(dealer))
+
+
+@lru_cache(maxsize=16)
+def _hand_points_p99(rules: Rules) -> int:
+    """Points a side scores in a hand at most, 99 times in 100 (greedy self-play)."""
+    counts, _, _ = _hand_distribution(_distribution_key(rules))
+    by_points = [0] * len(counts)
+    for x, row in enumerate(counts):
+        for y, k in enumerate(row):
+            by_points[x] += k
+            by_points[y] += k
+    total, acc = sum(by_points), 0
+    for p, k in enumerate(by_points):
+        acc += k
+        if acc >= 0.99 * total:
+            return p
+    return len(by_points) - 1
+
+
+def _match_sensitive(view: SeatView) -> bool:
+    """Rank by the chance of winning the match: when a side could reach the
+    target with this hand (its score plus the 99th percentile of a hand's
+    points), or a cappotto is in reach (one side holds 5 or more diamonds and
+    the others none, R-CAPPOTTO)."""
+    r = view.rules
+    if max(view.scores) + _hand_points_p99(r) >= r.target:
+        return True
+    diamonds = [sum(1 for c in pile if c.suit == 0) for pile in view.piles]
+    return any(d >= 5 and sum(diamonds) == d for d in diamonds)
+
+
+# --- the search -----------------------------------------------------------------
+
+def _check(view: SeatView) -> None:
+    view.validate()
+    if view.to_move != view.seat:
+        raise StateError(f"search: it is seat {view.to_move}'s turn, not seat {view.seat}'s")
+    if not view.hand:
+        raise StateError(f"search: seat {view.seat} holds no cards: the hand is not in play")
+
+
+def search(view: SeatView, *, iterations: int | None = None, time_ms: float | None = None,
+           seed: int = 0, threads: int = 1, cancel: CancelToken | None = None,
+           on_progress: Callable[[SearchResult], None] | None = None,
+           progress_interval_ms: float = 250.0) -> SearchResult:
+    """Every legal move of the seat to move, ranked, from what that seat sees.
+
+    With neither budget, 100 ms. Same seed, one thread and an iteration budget
+    give the same answer.
+
+    :raises StateError: if the view cannot be, or it is not the seat's turn in a hand in play.
+    """
+    _check(view)
+    return _run(Knowledge.of(view), "auto", iterations=iterations, time_ms=time_ms, seed=seed,
+                threads=threads, cancel=cancel, on_progress=on_progress,
+                progress_interval_ms=progress_interval_ms, sensitive=_match_sensitive(view))
+
+
+def flat_monte_carlo(view: SeatView, *, iterations: int | None = None, time_ms: float | None = None,
+                     seed: int = 0, threads: int = 1, cancel: CancelToken | None = None) -> SearchResult:
+    """The baseline: every legal move played out with the rollout policy on the
+    same random worlds for the whole budget (no tree, no exact endgames)."""
+    _check(view)
+    return _run(Knowledge.of(view), "flat", iterations=iterations, time_ms=time_ms, seed=seed,
+                threads=threads, cancel=cancel, sensitive=_match_sensitive(view))
+
+
+def _thread_seed(seed: int, t: int) -> int:
+    x = (seed * 0x9E3779B97F4A7C15 + t * 0xBF58476D1CE4E5B9 + 0x632BE59BD9B4E019) & (2**64 - 1)
+    return x ^ (x >> 29)
+
+
+def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float | None,
+         seed: int, threads: int, cancel: CancelToken | None, sensitive: bool = False,
+         on_progress: Callable[[SearchResult], None] | None = None,
+         progress_interval_ms: float = 250.0, **params) -> SearchResult:
+    if iterations is not None and (not isinstance(iterations, int) or iterations < 1):
+        raise StateError(f"search: iterations must be a positive integer, got {iterations!r}")
+    if time_ms is not None and not time_ms > 0:
+        raise StateError(f"search: time_ms must be positive, got {time_ms!r}")
+    if not isinstance(threads, int) or threads < 1:
+        raise StateError(f"search: threads must be a positive integer, got {threads!r}")
+    if iterations is None and time_ms is None:
+        time_ms = DEFAULT_TIME_MS
+    start = time.monotonic()
+    stop = cancel._flag if cancel is not None else _search.StopFlag()
+    rules = know.rules
+    equity = equity_table(rules)
+    match_mode = bool(sensitive and equity is not None)
+    searchers = [know.searcher(_thread_seed(seed, t), stop, equity=equity, match_mode=match_mode,
+                               **params) for t in range(threads)]
+    n_moves = len(searchers[0].root_moves)
+    if n_moves == 0:
+        raise StateError("search: no legal move (the hand is not in play)")
+    stock = 40 - know.base["stock_pos"]
+    if method == "auto":
+        if n_moves == 1:
+            method = "forced"
+        elif rules.players == 2 and stock in (0, 6) and not rules.five_players:
+            method = "exact"            # the last round, or the last two: see the module docstring
+        else:
+            method = "ismcts"
+    deadline = start + time_ms / 1000.0 if time_ms is not None else 0.0
+    cut = [False] * threads
+
+    def work(t: int, s: _search.Searcher) -> None:
+        if method == "exact":
+            cut[t] = s.exact(t, threads) < 0
+            return
+        if method == "forced":
+            s.paired(FORCED_WORLDS // threads + 1, 0.0, FORCED_WORLDS // threads + 1)
+            return
+        share = 1.0 if method == "flat" else PAIRED_SHARE
+        if method == "ismcts":
+            it = (iterations * (1 - share) / threads) if iterations else 2**62
+            t_tree = start + (1 - share) * (deadline - start) if deadline else 0.0
+            done = s.ismcts(int(max(it, 1)), t_tree)
+            cut[t] = bool(iterations and done < it and (stop.is_set or deadline))
+        worlds = int(iterations * share / n_moves / threads) if iterations else 2**62
+        worlds = max(worlds, MIN_WORLDS)
+        done = s.paired(worlds, deadline, MIN_WORLDS)
+        cut[t] = cut[t] or bool(iterations and done < worlds)
+
+    def snapshot(final: bool) -> SearchResult:
+        elapsed = (time.monotonic() - start) * 1000.0
+        return _result([s.stats() for s in searchers], searchers[0].root_moves, rules, method,
+                        elapsed, (any(cut) or stop.is_set) if final else False, threads,
+                        equity is not None, match_mode)
+
+    if threads == 1 and on_progress is None:
+        work(0, searchers[0])
+    else:
+        pool = [threading.Thread(target=work, args=(t, s), daemon=True) for t, s in enumerate(searchers)]
+        for th in pool:
+            th.start()
+        interval = max(progress_interval_ms, 1.0) / 1000.0
+        next_report = time.monotonic() + interval
+        while any(th.is_alive() for th in pool):
+            for th in pool:
+                th.join(timeout=max(0.0, next_report - time.monotonic()) if on_progress else None)
+                if on_progress and time.monotonic() >= next_report:
+                    break
+            if on_progress and time.monotonic() >= next_report and any(th.is_alive() for th in pool):
+                on_progress(snapshot(False))
+                next_report = time.monotonic() + interval
+    return snapshot(True)
+
+
+def _result(stats: list[dict], root: list[tuple], rules: Rules, method: str, elapsed_ms: float,
+            cut_short: bool, threads: int, has_equity: bool, match_mode: bool) -> SearchResult:
+    n = len(root)
+    matta = rules.matta_card
+    moves = [Move.from_core(t, matta) for t in root]
+    add = lambda key: [sum(s[key][i] for s in stats) for i in range(n)]      # noqa: E731
+    worlds = sum(s["worlds"] for s in stats)
+    playouts = sum(s["playouts"] for s in stats)
+    exact = method == "exact"
+    win: list[float | None]
+    if worlds:
+        # the paired phase (or the exact worlds): every move on the same worlds
+        mean = [v / worlds for v in add("p_sum")]
+        cross = [[sum(s["p_cross"][i][j] for s in stats) for j in range(n)] for i in range(n)]
+        wmean = [v / worlds for v in add("p_win")]
+        cats = [[sum(s["p_cat"][i][c] for s in stats) / worlds for c in range(len(CATEGORIES))]
+                for i in range(n)]
+        risk = [v / worlds for v in add("p_risk")]
+        samples = [worlds] * n
+
+        def cov(i: int, j: int) -> float:
+            if worlds < 2 or exact:
+                return 0.0
+            return (cross[i][j] - worlds * mean[i] * mean[j]) / (worlds - 1)
+
+        se = [math.sqrt(max(cov(i, i), 0.0) / worlds) for i in range(n)]
+        key = wmean if match_mode else mean
+        best = max(range(n), key=lambda i: (key[i], mean[i], -i))
+        diff_se = [math.sqrt(max(cov(i, i) + cov(best, best) - 2 * cov(i, best), 0.0) / worlds)
+                   for i in range(n)]
+        win = list(wmean) if has_equity else [None] * n
+    else:
+        # the tree's own figures (a progress report before the paired phase)
+        visits = add("visits")
+        msum, sum2 = add("msum"), add("sum2")
+        mean = [msum[i] / visits[i] if visits[i] else 0.0 for i in range(n)]
+        var = [(sum2[i] - visits[i] * mean[i] ** 2) / (visits[i] - 1) if visits[i] > 1 else 0.0
+               for i in range(n)]
+        se = [math.sqrt(max(var[i], 0.0) / visits[i]) if visits[i] else math.inf for i in range(n)]
+        catsum = [[sum(s["cat"][i][c] for s in stats) for c in range(len(CATEGORIES))] for i in range(n)]
+        cats = [[v / visits[i] if visits[i] else 0.0 for v in catsum[i]] for i in range(n)]
+        risk = [0.0] * n
+        samples = visits
+        wsum = add("win")
+        win = [wsum[i] / visits[i] if visits[i] else 0.0 for i in range(n)] if has_equity else [None] * n
+        best = max(range(n), key=lambda i: (visits[i], mean[i], -i))
+        diff_se = [0.0 if i == best else math.sqrt(se[i] ** 2 + se[best] ** 2) for i in range(n)]
+    out = [MoveStats(moves[i], mean[i], se[i], mean[i] - mean[best], diff_se[i],
+                     dict(zip(CATEGORIES, cats[i])), risk[i], win[i], samples[i]) for i in range(n)]
+    key = (lambda i: (i != best, -(win[i] or 0.0), -mean[i], i)) if match_mode \
+        else (lambda i: (i != best, -mean[i], i))
+    order = sorted(range(n), key=key)
+    info = {"worlds": worlds, "nodes": sum(s["nodes"] for s in stats),
+            "tree_iterations": sum(s["iterations"] for s in stats),
+            "rejected": sum(s["rejected"] for s in stats)}
+    return SearchResult(tuple(out[i] for i in order), moves[best], playouts, elapsed_ms, cut_short,
+                        method, threads, "win_chance" if match_mode else "expected", info)

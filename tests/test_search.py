@@ -1,0 +1,311 @@
+"""The search engine (issue 3): determinization, SO-ISMCTS with a paired
+phase, exact endgames, match equity, cancellation and reproducibility.
+
+Rule ids refer to /work/shared/RULES.md.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import statistics
+import threading
+import time
+
+import pytest
+
+from cirulla.solver import Card, Match, Move, Rules, StateError
+from cirulla.solver.cards import cards_of, mask_of
+from cirulla.solver.search import (CancelToken, Knowledge, SearchResult, _search, equity_table,
+                                   flat_monte_carlo, search, win_chance)
+
+from rules_support import position
+
+ALL = (1 << 40) - 1
+
+
+def greedy_move(match: Match) -> Move:
+    moves = match.legal_moves
+    return moves[match._core.greedy_choice([m.to_core() for m in moves])]
+
+
+def advance_greedy(match: Match, plies: int) -> Match:
+    for _ in range(plies):
+        match.play(greedy_move(match))
+    return match
+
+
+def world_cards(w: dict, n_players: int, n_sides: int) -> list[int]:
+    """Every card a sampled world places: hands, table, piles, undealt stock."""
+    out = []
+    for s in range(n_players):
+        out += [c.index for c in cards_of(w["hand"][s])]
+    out += [c.index for c in cards_of(w["table"])]
+    for s in range(n_sides):
+        out += [c.index for c in cards_of(w["pile"][s])]
+    out += w["stock"][w["stock_pos"]:]
+    return out
+
+
+def samples(view, n: int, seed: int = 1) -> list[dict]:
+    s = Knowledge.of(view).searcher(seed, _search.StopFlag())
+    return [s.sample() for _ in range(n)]
+
+
+# --- 1. determinization -------------------------------------------------------------
+
+@pytest.mark.parametrize("preset,players,plies", [
+    ("classic", 2, 0), ("classic", 2, 7), ("online", 3, 5), ("classic", 4, 9),
+    ("cirullone", 2, 4), ("five", 5, 12), ("extended", 4, 20)])
+def test_sampled_worlds_are_consistent(preset, players, plies):
+    rules = Rules.preset(preset, players=players)
+    match = advance_greedy(Match(rules, seed=11), plies)
+    seat = match.to_move
+    view = match.view(seat)
+    truth = match._core.export()
+    for w in samples(view, 200):
+        cards = world_cards(w, players, rules.n_sides)
+        assert sorted(cards) == list(range(40))                     # R-DECK: 40 cards, once each
+        for s in range(players):
+            assert bin(w["hand"][s]).count("1") == view.hand_sizes[s]
+            assert w["public"][s] & ~w["hand"][s] == 0             # declared cards still held
+        # the observer's own information is never altered
+        assert w["hand"][seat] == truth["hand"][seat]
+        for key in ("public", "pile", "table", "stock_pos", "cval", "scope", "decl", "dealer",
+                    "turn", "last_capturer", "round", "round_cards", "declared", "phase"):
+            assert w[key] == truth[key], key
+
+
+def test_view_to_state_matches_the_true_state():
+    """Knowledge.of(view) is the true core state with the hidden cards taken out."""
+    rules = Rules.preset("online", players=4)
+    match = advance_greedy(Match(rules, seed=5), 14)
+    seat = match.to_move
+    k = Knowledge.of(match.view(seat))
+    truth = match._core.export()
+    for key, value in truth.items():
+        if key in ("hand", "stock"):
+            continue
+        assert k.base[key] == value, key
+    for s in range(rules.players):
+        hidden = truth["hand"][s] & ~k.base["hand"][s]
+        assert bin(hidden).count("1") == k.hidden[s]
+        assert {c for c in range(40) if hidden >> c & 1} <= set(k.unseen)
+
+
+def makes_buona(cards: list[Card], matta: Card | None) -> bool:
+    """An independent oracle for a 3-card holding: R-BUONA3, R-DECINO, R-MATTA."""
+    options = [range(1, 11) if c == matta else (c.value,) for c in cards]
+    return any(sum(v) <= 9 or len(set(v)) == 1 for v in itertools.product(*options))
+
+
+def _after_undeclared_play(rules: Rules) -> Match:
+    """A match where the first player of a round played without declaring and the
+    second player is to move."""
+    for seed in range(200):
+        match = Match(rules, seed=seed)
+        first = match.to_move
+        move = greedy_move(match)
+        if move.is_declaration:
+            continue
+        match.play(move)
+        if not match.view(match.to_move).declared[first]:
+            return match
+    raise AssertionError("no such deal")
+
+
+def test_sampling_honours_the_mandatory_declaration_inference():
+    """R-DECL-CHOICE: with declarations mandatory, a seat that played this round
+    without declaring held no buona; with them optional nothing is inferred."""
+    matta = Card.parse("7H")
+    for decl, expect_some in (("mandatory", False), ("optional", True)):
+        rules = Rules.preset("classic", declarations=decl)
+        match = _after_undeclared_play(rules)
+        seat = match.to_move
+        opp = 1 - seat
+        view = match.view(seat)
+        played = list(view.played_this_round[opp])
+        assert played and not view.declared[opp]
+        buone = 0
+        for w in samples(view, 400, seed=3):
+            holding = cards_of(w["hand"][opp]) + played
+            buone += makes_buona(holding, matta)
+        if expect_some:
+            assert buone > 0            # the inference is what removes them
+        else:
+            assert buone == 0
+
+
+def test_has_buona_agrees_with_the_oracle():
+    rules = Rules.preset("online")
+    match = _after_undeclared_play(rules)
+    s = Knowledge.of(match.view(match.to_move)).searcher(1, _search.StopFlag())
+    rnd = random.Random(4)
+    for _ in range(300):
+        cards = rnd.sample(range(40), 3)
+        assert s.has_buona(0, mask_of(Card(c) for c in cards)) == makes_buona(
+            [Card(c) for c in cards], Card.parse("7H"))
+
+
+# --- 2. ISMCTS and the reported figures ---------------------------------------------
+
+def test_every_legal_move_is_ranked_best_first():
+    match = advance_greedy(Match(Rules(), seed=2), 3)
+    res = search(match.view(match.to_move), iterations=4000, seed=1)
+    assert res.method == "ismcts"
+    assert {m.move for m in res.moves} == set(match.legal_moves)
+    assert res.moves[0].move == res.best
+    assert res.moves[0].diff_to_best == 0.0
+    assert all(m.diff_to_best <= 1e-12 for m in res.moves)
+    for m in res.moves:
+        assert math.isclose(sum(m.categories.values()), m.expected, abs_tol=1e-9)
+        assert 0.0 <= m.scopa_risk <= 1.0
+        assert m.win_chance is not None and 0.0 <= m.win_chance <= 1.0
+    assert not res.cut_short and res.iterations >= 3900
+
+
+def test_a_forced_sweep_is_found():
+    """Table 3C 4S: JH takes both, a scopa (R-FIFTEEN, R-SCOPA); the other cards cannot capture."""
+    rules = Rules()
+    match = position(rules, ["JH 2D 6C", "5C 5S 6S"], "3C 4S", turn=0)
+    res = search(match.view(0), iterations=6000, seed=2)
+    assert str(res.best) == "JH x 3C 4S"
+    best = res.moves[0]
+    # a scopa now: about one more scopa than after any other move (the margin by category)
+    assert best.categories["scope"] > max(m.categories["scope"] for m in res.moves[1:]) + 0.7
+    assert res.moves[1].diff_to_best < -3 * res.moves[1].diff_stderr
+
+
+def test_the_settebello_capture_is_preferred():
+    """Table 7D KS: 7C takes the settebello (R-SC-SETTEBELLO)."""
+    rules = Rules()
+    match = position(rules, ["7C 4H KH", "2C 3S 6S"], "7D QS", turn=0)
+    res = search(match.view(0), iterations=6000, seed=3)
+    assert str(res.best) == "7C x 7D"
+    assert res.moves[0].categories["settebello"] > 0.5
+
+
+def test_same_seed_same_answer_and_seeds_differ():
+    match = advance_greedy(Match(Rules(), seed=8), 5)
+    view = match.view(match.to_move)
+    a = search(view, iterations=3000, seed=7)
+    b = search(view, iterations=3000, seed=7)
+    c = search(view, iterations=3000, seed=8)
+    assert a.moves == b.moves and a.best == b.best
+    assert a.moves != c.moves
+
+
+def test_reported_standard_error_matches_the_spread_across_seeds():
+    """The honesty check of issue 3: over independent seeds, the spread of each
+    move's expected (and of its difference to a fixed other move) matches the
+    standard error the search reports."""
+    match = advance_greedy(Match(Rules(), seed=21), 4)
+    view = match.view(match.to_move)
+    runs = [search(view, iterations=6000, seed=s) for s in range(24)]
+    by_move = {}
+    for r in runs:
+        for m in r.moves:
+            by_move.setdefault(m.move, []).append(m)
+    for move, stats in by_move.items():
+        spread = statistics.stdev(m.expected for m in stats)
+        reported = statistics.fmean(m.stderr for m in stats)
+        assert 0.6 < spread / reported < 1.6, (move, spread, reported)
+
+
+def test_errors_name_the_problem():
+    match = advance_greedy(Match(Rules(), seed=1), 1)
+    other = 1 - match.to_move
+    with pytest.raises(StateError, match="turn"):
+        search(match.view(other), iterations=100)
+    with pytest.raises(StateError, match="iterations"):
+        search(match.view(match.to_move), iterations=0)
+    with pytest.raises(StateError, match="threads"):
+        search(match.view(match.to_move), iterations=10, threads=0)
+
+
+def test_one_legal_move_returns_at_once():
+    rules = Rules()
+    match = position(rules, ["2D", "5C 3S"], "KC QS", turn=0, round_=5)
+    view = match.view(0)
+    assert len(match.legal_moves) == 1
+    res = search(view, time_ms=5000)
+    assert res.method == "forced" and res.elapsed_ms < 200
+    assert res.best == match.legal_moves[0] and res.moves[0].samples > 0
+
+
+def test_cancel_stops_within_50ms():
+    """A cancelled search returns within 50 ms (measured ~2 ms; the machine is
+    shared, so the best of three tries is held to 50 ms and every try to 250)."""
+    match = Match(Rules.preset("classic", players=3), seed=4)
+    delays = []
+    for _ in range(3):
+        token = CancelToken()
+        out = {}
+
+        def run():
+            out["res"] = search(match.view(match.to_move), time_ms=20_000, cancel=token)
+            out["t"] = time.monotonic()
+
+        th = threading.Thread(target=run)
+        th.start()
+        time.sleep(0.15)
+        t0 = time.monotonic()
+        token.cancel()
+        th.join(5)
+        assert not th.is_alive() and token.cancelled
+        assert out["res"].cut_short and out["res"].iterations > 0
+        delays.append(out["t"] - t0)
+    assert min(delays) < 0.05 and max(delays) < 0.25, delays
+
+
+def test_time_budget_and_progress_reports():
+    match = Match(Rules.preset("classic", players=4), seed=6)
+    reports: list[SearchResult] = []
+    res = search(match.view(match.to_move), time_ms=300, on_progress=reports.append,
+                 progress_interval_ms=50, threads=2)
+    assert 250 < res.elapsed_ms < 600
+    assert res.threads == 2 and not res.cut_short
+    assert len(reports) >= 3
+    assert reports[-1].iterations <= res.iterations
+    assert {m.move for m in reports[0].moves} == {m.move for m in res.moves}
+
+
+def test_threads_add_their_iterations():
+    match = advance_greedy(Match(Rules(), seed=9), 2)
+    view = match.view(match.to_move)
+    one = search(view, iterations=4000, seed=1)
+    two = search(view, iterations=4000, seed=1, threads=2)
+    assert abs(one.iterations - two.iterations) < 100
+    assert one.best == two.best or abs(one.moves[0].expected - two.moves[0].expected) < 1.0
+
+
+def test_flat_monte_carlo_ranks_every_move():
+    match = advance_greedy(Match(Rules(), seed=12), 3)
+    res = flat_monte_carlo(match.view(match.to_move), iterations=3000, seed=1)
+    assert res.method == "flat" and res.info["nodes"] == 1 + len(res.moves)
+    assert {m.move for m in res.moves} == set(match.legal_moves)
+
+
+@pytest.mark.parametrize("preset,players", [
+    ("classic", 3), ("online", 4), ("relaxed", 2), ("extended", 2), ("cirullone", 2),
+    ("five", 5)])
+def test_any_preset_and_player_count(preset, players):
+    rules = Rules.preset(preset, players=players, grande_in_hand=True, buona_stack=True,
+                         re_bello=True, grande_long=True)
+    match = Match(rules, seed=3)
+    for _ in range(30):
+        if match.is_over:
+            break
+        seat = match.to_move
+        res = search(match.view(seat), iterations=400, seed=1)
+        assert {m.move for m in res.moves} == set(match.legal_moves)
+        assert (res.moves[0].win_chance is None) == (rules.n_sides != 2)
+        match.play(res.best)
+
+
+def test_search_after_declaring():
+    """R-DECL-WHEN: the declarer keeps its cards, now public, and plays on."""
+    match = position(Rules(), ["2D 3C 4S", "5C 5S 6S"], "KC QS", turn=0)
+    match.play("declare 2D 3C 4S")
+    res = search(match.view(0), iterations=500)
+    assert {m.move for m in res.moves} == set(match.legal_moves)
