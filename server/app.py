@@ -81,6 +81,7 @@ def build(config: ServerConfig) -> Running:
                  ("grpc.max_send_message_length", config.max_message_bytes),
                  ("grpc.so_reuseport", 0)])      # a port in use is an error, not a shared port
     engine = EngineServicer(config)
+    engine.warm_up(config.presets_to_warm)
     engine_service_pb2_grpc.add_EngineServiceServicer_to_server(engine, server)
     rules_service_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(), server)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)

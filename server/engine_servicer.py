@@ -18,7 +18,8 @@ from importlib import metadata
 import grpc
 
 from cirulla.solver.errors import CirullaError
-from cirulla.solver.search import CancelToken, search
+from cirulla.solver.rules import Rules
+from cirulla.solver.search import CancelToken, equity_table, search
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import engine_service_pb2_grpc as epb_grpc
 
@@ -98,6 +99,11 @@ class EngineServicer(epb_grpc.EngineServiceServicer):
     def __init__(self, config: ServerConfig):
         self.config = config
         self.slots = SearchSlots(config.max_concurrent_searches)
+
+    def warm_up(self, presets) -> None:
+        """Build the match-equity tables of these presets now, not in a call's deadline."""
+        for name in presets:
+            equity_table(Rules.preset(name))
 
     # --- RPCs ---
 

@@ -70,9 +70,6 @@ def test_list_legal_moves_is_the_matchs(api):
     for rules in (Rules(), Rules.preset("online", players=4), Rules.preset("five")):
         m = Match(rules, seed=4)
         for _ in range(12):
-            if m.view(m.to_move).public[m.to_move]:
-                m.play(rng.choice(m.legal_moves))     # the view.py double count (see test_server_convert)
-                continue
             got = api.rules.ListLegalMoves(rpb.ListLegalMovesRequest(view=view_msg(m)))
             assert texts(got.moves) == [str(x) for x in m.legal_moves]
             m.play(rng.choice(m.legal_moves))
@@ -231,7 +228,7 @@ def test_a_forced_move_needs_no_search(api):
         m = Match(Rules(), seed=seed)
         while not m.is_over and len(m.legal_moves) != 1:
             m.play(m.legal_moves[-1])
-        if not m.is_over and not m.view(m.to_move).public[m.to_move]:
+        if not m.is_over:
             got = api.engine.ChooseMove(epb.ChooseMoveRequest(view=view_msg(m), seed=1))
             assert got.move.text == str(m.legal_moves[0]) and got.stats.method == "forced"
             return

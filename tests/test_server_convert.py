@@ -47,8 +47,6 @@ def test_view_round_trip():
     for match, view in _views(Match(Rules.preset("classic", players=4), seed=5), rng):
         for seat in range(4):
             v = match.view(seat)
-            if v.public[v.seat]:
-                continue        # see test_view_with_own_declaration
             assert convert.view_from_proto(convert.view_to_proto(v)) == v
 
 
@@ -123,8 +121,6 @@ def test_only_the_seat_to_move_has_moves():
     assert e.value.violations[0][0] == "view.to_move"
 
 
-@pytest.mark.xfail(reason="SeatView.validate() counts the seat's own declared cards (public[seat], "
-                          "a subset of its hand) twice: solver/view.py, not the server", strict=False)
 def test_view_with_own_declaration():
     """A seat that declared (R-DECL-WHEN) still holds its declared cards."""
     for seed in range(300):
@@ -153,7 +149,8 @@ def test_flags_win_over_environment():
 
 
 @pytest.mark.parametrize("argv", [["--listen", "nowhere"], ["--tls-cert", "a.pem"],
-                                  ["--max-concurrent-searches", "0"], ["--grace-seconds", "x"]])
+                                  ["--max-concurrent-searches", "0"], ["--grace-seconds", "x"],
+                                  ["--warm-presets", "classic,poker"]])
 def test_bad_settings_are_refused(argv, capsys):
     with pytest.raises(SystemExit) as e:
         parse_config(argv, env={})
