@@ -51,7 +51,7 @@ def rules_from_proto(msg: pb.Rules) -> Rules:
                 raise RecordError(f"rules.{name}: unknown value {v}")
             options[name] = values[v - 1]
     if msg.matta:
-        options["matta"] = msg.matta.upper()
+        options["matta"] = "none" if msg.matta.lower() == "none" else msg.matta.upper()
     for opt in _BOOL_OPTIONS:
         if msg.HasField(opt):
             options[opt] = getattr(msg, opt)

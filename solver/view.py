@@ -119,7 +119,8 @@ class SeatView:
             if len(rows) != length:
                 raise StateError(f"{name}: {len(rows)} entries for {length}")
         groups = [("hand", self.hand), ("table", self.table)]
-        groups += [(f"public[{s}]", p) for s, p in enumerate(self.public)]
+        # the seat's own declared cards are in its hand already
+        groups += [(f"public[{s}]", p) for s, p in enumerate(self.public) if s != self.seat]
         groups += [(f"piles[{s}]", p) for s, p in enumerate(self.piles)]
         seen: dict[Card, str] = {}
         for name, cards in groups:
