@@ -301,7 +301,7 @@ class Match:
             missing = (move.declared | move.declared_second) - held
             if missing:
                 return f"{move}: seat {seat} does not hold {format_cards(missing)}"
-            if not any(m.is_declaration for m in legal):
+            if self._core.declared >> seat & 1 or len(held) != self._core.round_cards:
                 return f"{move}: seat {seat} can declare only at its first turn of a round, holding all its cards (R-DECL-WHEN)"
             return f"{move}: not a declaration these cards make (R-BUONA3, R-DECINO, R-MATTA)"
         if move.card not in held:

@@ -1,0 +1,236 @@
+"""The Match API over a whole match: deals (random and manual), phases, undo,
+copy, views; and whole random matches for every preset and player count that
+must finish with consistent scores (R-TARGET, R-WINNER, R-HANDS-LIMIT,
+R-CAPPOTTO, R-CAPOTUN)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from cirulla.solver import (CATEGORIES, DECK, CirullaError, Deal, HandEnd, IllegalMoveError,
+                            InvalidCardError, Match, Rules, StateError, Turn)
+from cirulla.solver.players import GreedyPlayer, RandomPlayer, self_play
+from rules_support import all_cards, hands_of, recount_hand, random_match
+
+PRESET_PLAYERS = [(p, n) for p in ("classic", "online", "relaxed", "extended", "cirullone")
+                  for n in (2, 3, 4)] + [("five", 5)]
+
+
+def check_match(m: Match) -> None:
+    """A finished match is consistent: hand totals add up to the match scores, every
+    hand's points equal a recount from its events, and the winner is the one
+    R-TARGET / R-WINNER / R-HANDS-LIMIT / R-CAPPOTTO / R-CAPOTUN name."""
+    r = m.rules
+    assert m.is_over and m.phase == "over" and m.legal_moves == []
+    totals = [0] * r.n_sides
+    ends = [e for e in m.events if isinstance(e, HandEnd)]
+    for i, (events, end) in enumerate(zip(hands_of(m), ends)):
+        assert end.hand == i
+        for s in end.sides:
+            totals[s.side] += s.total
+            assert s.match_total == totals[s.side]
+        recount = recount_hand(r, events)
+        assert [{c: getattr(s, c) for c in CATEGORIES} for s in end.sides] == recount["points"]
+        assert end.cappotto_side == recount["cappotto"]
+        if i < len(ends) - 1:                       # the match went on after this hand
+            assert end.cappotto_side < 0
+            best = max(totals)
+            decided = (i + 1 >= r.hands) if r.hands else best >= r.target
+            assert not decided or totals.count(best) > 1
+    assert totals == m.scores
+    last = m.events[-1]
+    if isinstance(last, Deal) and last.capotun:                         # R-CAPOTUN
+        assert m.winner == r.side_of(last.dealer)
+    elif ends[-1].cappotto_side >= 0:                                    # R-CAPPOTTO
+        assert m.winner == ends[-1].cappotto_side
+    else:
+        assert isinstance(last, HandEnd)
+        if r.hands:                                                      # R-HANDS-LIMIT
+            assert len(ends) >= r.hands
+        else:                                                            # R-TARGET
+            assert max(m.scores) >= r.target
+        assert m.scores[m.winner] == max(m.scores) and m.scores.count(max(m.scores)) == 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("preset, players", PRESET_PLAYERS)
+def test_whole_random_matches_finish_consistently(preset, players, seed):
+    m = random_match(Rules.preset(preset, players=players), seed)
+    check_match(m)
+
+
+@pytest.mark.parametrize("options", [
+    dict(capotun=True, target=31), dict(hands=2), dict(re_bello=True, grande_long=True,
+                                                       piccola_to_seven=True, buona_stack=True),
+    dict(grande_in_hand=True, matta="QH"), dict(matta="none", capture="optional"),
+])
+@pytest.mark.parametrize("preset, players", [("classic", 2), ("classic", 3), ("online", 4),
+                                             ("cirullone", 2), ("five", 5)])
+def test_whole_random_matches_with_variants(preset, players, options):
+    for seed in range(2):
+        check_match(random_match(Rules.preset(preset, players=players, **options), seed))
+
+
+@pytest.mark.parametrize("preset, players", [("classic", 2), ("classic", 4), ("five", 5)])
+def test_whole_greedy_matches(preset, players):
+    rules = Rules.preset(preset, players=players)
+    m = self_play(rules, [GreedyPlayer() if i % 2 else RandomPlayer(i) for i in range(players)],
+                  seed=7)
+    check_match(m)
+
+
+def test_a_match_won_by_a_capotun_in_its_second_hand():
+    """R-CAPOTUN ends the match at the deal, whatever the scores (check_match agrees)."""
+    rules = Rules(players=3, capotun=True)
+    m = Match(rules, dealer=0, manual_deal=True)
+    m.deal(hands=["AD 2D 3D", "4D 5D 6D", "AH 2H 3H"], table="7D JD QD KH")
+    rng = random.Random(1)
+    while m.hand_number == 0:
+        if m.phase == "deal":
+            dealt = {c for d in m.events if isinstance(d, Deal) for h in d.hands for c in h}
+            dealt |= set(m.events[0].table)
+            rest = sorted(c for c in DECK if c not in dealt)
+            m.deal(hands=[rest[0:3], rest[3:6], rest[6:9]])
+        else:
+            m.play(rng.choice(m.legal_moves))
+    m.deal(hands=["AD 2D 3D", "4D 5D 6D", "AH 2H 3H"], table="KC KD KH KS")
+    assert m.is_over and m.winner == 1                 # the second hand's dealer, seat 1
+    check_match(m)
+
+
+# --- phases and the flow ---
+
+def test_a_new_match_is_dealt_and_waits_for_the_first_player():
+    m = Match(Rules(), seed=4)
+    assert m.phase == "play" and m.hand_number == 0 and m.round == 0
+    assert m.to_move == (m.dealer + 1) % 2
+    assert [len(m.hand(s)) for s in (0, 1)] == [3, 3] and len(m.table) in (0, 4)
+    assert m.stock_size == 30
+    assert sorted(all_cards(m)) == sorted(all_cards(m.copy()))
+
+
+def test_manual_deal_waits_for_cards_round_by_round():
+    m = Match(Rules(), dealer=1, manual_deal=True)
+    assert m.phase == "deal" and m.legal_moves == []
+    with pytest.raises(StateError, match="phase 'deal'"):
+        m.play("7C")
+    m.deal(hands=["AD 2D 3D", "4D 5D 6D"], table="7D JD QD KH")   # 7+8+9+10 = 34: no buona
+    assert m.to_move == 0 and m.stock_size == 30
+    while m.phase == "play":
+        m.play(m.legal_moves[-1])
+    assert m.phase == "deal" and m.round == 1
+    with pytest.raises(StateError, match="table gets 0"):
+        m.deal(hands=["AH 2H 3H", "4H 5H 6H"], table="7H")
+    with pytest.raises(StateError, match="dealt already"):
+        m.deal(hands=["AD 2H 3H", "4H 5H 6H"])
+    d = m.deal(hands=["AH 2H 3H", "4H 5H 6H"])
+    assert d.round == 1 and d.table == () and m.stock_size == 24
+
+
+@pytest.mark.parametrize("hands, table, message", [
+    (["AD 2D 3D"], "7D JD QD KH", "1 holdings"),
+    (["AD 2D 3D", "4D 5D"], "7D JD QD KH", "seat 1 gets 3"),
+    (["AD 2D 3D", "4D 5D 6D"], "7D JD QD", "table gets 4"),
+    (["AD 2D 3D", "4D 5D 3D"], "7D JD QD KH", "3D is dealt twice"),
+    (["AD 2D 3D", "4D 5D 6D"], "7D JD QD 6D", "6D is dealt twice"),
+])
+def test_manual_deal_errors(hands, table, message):
+    m = Match(Rules(), dealer=0, manual_deal=True)
+    with pytest.raises(StateError, match=message):
+        m.deal(hands=hands, table=table)
+    assert m.phase == "deal" and m.events == []
+
+
+def test_manual_deal_bad_card_text():
+    m = Match(Rules(), dealer=0, manual_deal=True)
+    with pytest.raises(InvalidCardError, match="9D"):
+        m.deal(hands=["AD 2D 9D", "4D 5D 6D"], table="7D JD QD KH")
+
+
+def test_deal_when_no_deal_is_due():
+    m = Match(Rules(), seed=1)
+    with pytest.raises(StateError, match="no deal is due"):
+        m.deal(hands=["AD 2D 3D", "4D 5D 6D"])
+
+
+def test_constructor_errors():
+    with pytest.raises(StateError, match="dealer"):
+        Match(Rules(), dealer=2)
+    with pytest.raises(StateError, match="names"):
+        Match(Rules(), names=["a", "b", "c"])
+    assert Match(Rules(players=3), seed=1, names=["a", "b", "c"]).names == ("a", "b", "c")
+
+
+def test_seat_and_side_errors():
+    m = Match(Rules(), seed=1)
+    for call in (lambda: m.hand(2), lambda: m.view(-1), lambda: m.public("0"), lambda: m.pile(2)):
+        with pytest.raises(StateError):
+            call()
+
+
+def test_play_after_the_end_is_refused():
+    m = random_match(Rules(target=11), seed=2)
+    with pytest.raises(StateError, match="over"):
+        m.play("7C")
+
+
+def test_illegal_moves_say_why():
+    m = Match(Rules(), dealer=0, manual_deal=True)
+    m.deal(hands=["2S 3S 4S", "5H 6H KC"], table="5D JD QD KH")
+    cases = [("AS", "does not hold AS"), ("5H x JD", "R-SIMPLE"), ("5H", "R-MUST"),
+             ("KC x 2S", "not on the table"), ("declare 5H 6H KC", "not a declaration"),
+             ("declare 2S 3S 4S", "does not hold")]
+    for text, why in cases:
+        with pytest.raises(IllegalMoveError, match=why):
+            m.play(text)
+    assert isinstance(IllegalMoveError("x"), CirullaError) and isinstance(IllegalMoveError("x"), ValueError)
+    assert len(m.events) == 1                      # nothing was played
+
+
+# --- undo and copy ---
+
+def test_undo_a_move_a_deal_and_a_hand_end():
+    rng = random.Random(5)
+    m = Match(Rules(), seed=5)
+    before = (m._core.export(), list(m.events))
+    m.play(rng.choice(m.legal_moves))
+    m.undo()
+    assert (m._core.export(), m.events) == before
+    # the move that ends a hand (and deals the next one) undoes in one step
+    while not any(isinstance(e, HandEnd) for e in m.events):
+        state = (m._core.export(), list(m.events), list(m.scores), m.hand_number)
+        m.play(rng.choice(m.legal_moves))
+    m.undo()
+    assert (m._core.export(), m.events, m.scores, m.hand_number) == state
+    with pytest.raises(StateError, match="nothing to undo"):
+        Match(Rules(), seed=1).undo()
+
+
+def test_copy_is_independent():
+    m = Match(Rules(), seed=6)
+    c = m.copy()
+    c.play(c.legal_moves[0])
+    assert len(c.events) == len(m.events) + 1
+    assert m._core.export() != c._core.export()
+    # both go on identically from the same state
+    m.play(m.legal_moves[0])
+    assert m.events == c.events
+    rng1, rng2 = random.Random(9), random.Random(9)
+    a, b = m.copy(), m.copy()
+    while not a.is_over:
+        a.play(rng1.choice(a.legal_moves))
+        b.play(rng2.choice(b.legal_moves))
+    assert a.events == b.events and a.scores == b.scores
+
+
+def test_hand_points_and_breakdown_categories():
+    m = Match(Rules(players=3), seed=3)
+    assert len(m.hand_points()) == 3 and all(list(p) == list(CATEGORIES) for p in m.hand_points())
+
+
+def test_events_are_deals_turns_and_hand_ends_in_order():
+    m = random_match(Rules(hands=1), seed=4)
+    kinds = {type(e) for e in m.events}
+    assert kinds <= {Deal, Turn, HandEnd}
+    assert isinstance(m.events[0], Deal) and isinstance(m.events[-1], HandEnd)
