@@ -8,10 +8,24 @@ they check nothing the Python layer has not already checked (like
 python-chess's ``push``), so they are private.
 """
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 cdef extern from *:
-    int __builtin_popcountll(unsigned long long) nogil
+    """
+    /* popcount without a libgcc call when the target has no POPCNT instruction
+       (the default x86-64 build): SWAR, a dozen branch-free operations. */
+    static inline int cirulla_popcount64(unsigned long long x) {
+    #if defined(__POPCNT__)
+        return __builtin_popcountll(x);
+    #else
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+        return (int)((x * 0x0101010101010101ULL) >> 56);
+    #endif
+    }
+    """
+    int cirulla_popcount64(unsigned long long) nogil
     int __builtin_ctzll(unsigned long long) nogil
 
 cdef enum:
@@ -42,6 +56,59 @@ for _k in range(40):
             GREEDY_W[_k] += 6
 GREEDY_W[SETTEBELLO] += 70
 
+# a fresh hand's stock (the deck in order) and capture values (R-VALUE)
+cdef signed char INIT_STOCK[N_CARDS]
+cdef unsigned char INIT_CVAL[N_CARDS]
+for _k in range(N_CARDS):
+    INIT_STOCK[_k] = _k
+    INIT_CVAL[_k] = _k % 10 + 1
+
+cdef enum:
+    ACES = 0x40100401           # A of each suit: bits 0, 10, 20, 30
+    LEX_MAX = 6                 # tables up to this many cards use the LEX_* tables
+
+# The non-empty subsets of n sorted table positions (n <= LEX_MAX) in
+# lexicographic order of their position sequences, which is the order a
+# depth-first search over the sorted table finds them in: subset k is subset
+# LEX_PARENT[n][k] (an earlier one, or -1 for none) plus position LEX_LAST[n][k].
+cdef signed char LEX_PARENT[LEX_MAX + 1][64]
+cdef signed char LEX_LAST[LEX_MAX + 1][64]
+
+def _lex_order(int n):
+    out = []
+    def walk(prefix, int start):
+        for i in range(start, n):
+            out.append(prefix + (i,))
+            walk(prefix + (i,), i + 1)
+    walk((), 0)
+    return out
+
+# For tables of up to 3 cards the 7 subsets of 3 positions go in one word,
+# a byte each (lexicographic order again; a missing card counts as value 31,
+# so no subset holding it adds up to a target 1..14): the byte sums are
+# value[0] * LEX3_MUL[0] + value[1] * LEX3_MUL[1] + value[2] * LEX3_MUL[2],
+# and LEX3_POS[k] is the set of positions in subset k.
+cdef u64 LEX3_MUL[3]
+cdef unsigned char LEX3_POS[8]
+cdef u64 LEX3_SINGLES = 0      # bit k set if subset k is one card
+for _k, _sub in enumerate(_lex_order(3)):
+    LEX3_POS[_k] = 0
+    for _m in _sub:
+        LEX3_POS[_k] |= 1 << _m
+        LEX3_MUL[_m] |= (<u64>1) << (8 * _k)
+    if len(_sub) == 1:
+        LEX3_SINGLES |= (<u64>1) << _k
+LEX3_POS[7] = 0
+
+for _m in range(LEX_MAX + 1):
+    _subsets = _lex_order(_m)
+    _index = {sub: _k for _k, sub in enumerate(_subsets)}
+    for _k, _sub in enumerate(_subsets):
+        # (no negative indices: this module is compiled with wraparound=False)
+        LEX_PARENT[_m][_k] = _index[_sub[:len(_sub) - 1]] if len(_sub) > 1 else -1
+        LEX_LAST[_m][_k] = _sub[len(_sub) - 1]
+del _lex_order, _subsets, _index, _sub
+
 
 # --- primitives ---
 
@@ -49,7 +116,7 @@ cdef inline u64 bit(int c) noexcept nogil:
     return (<u64>1) << c
 
 cdef int popcount(u64 x) noexcept nogil:
-    return __builtin_popcountll(x)
+    return cirulla_popcount64(x)
 
 cdef int lowest(u64 x) noexcept nogil:
     return __builtin_ctzll(x)
@@ -69,7 +136,13 @@ cdef int rng_below(Rng* r, int n) noexcept nogil:
 # --- the deal (section 3) ---
 
 cdef int side_of(const Rules* r, int seat) noexcept nogil:
-    return seat % r.n_sides                             # R-SIDES
+    # seat % n_sides (R-SIDES) without a division for the seats there are
+    return seat if seat < r.n_sides else seat % r.n_sides
+
+cdef inline int next_seat(int seat, int n) noexcept nogil:
+    """(seat + 1) % n, for seat >= 0, without a division in play."""
+    seat += 1
+    return seat if seat < n else seat % n
 
 cdef int cards_in_round(const Rules* r, int rnd) noexcept nogil:
     if r.five_players:
@@ -80,13 +153,11 @@ cdef int cards_in_round(const Rules* r, int rnd) noexcept nogil:
 
 cdef void new_hand(State* s, const Rules* r, int dealer) noexcept nogil:
     """A hand about to be dealt; the stock holds the deck in order."""
-    cdef int c
     memset(s, 0, sizeof(State))
-    for c in range(N_CARDS):
-        s.stock[c] = c
-        s.cval[c] = c % 10 + 1                          # R-VALUE
+    memcpy(s.stock, INIT_STOCK, sizeof(INIT_STOCK))
+    memcpy(s.cval, INIT_CVAL, sizeof(INIT_CVAL))       # R-VALUE
     s.dealer = dealer
-    s.turn = (dealer + 1) % r.n_players
+    s.turn = next_seat(dealer, r.n_players)
     s.last_capturer = -1
     s.instant_winner = -1
     s.phase = PH_DEAL
@@ -130,12 +201,15 @@ cdef int deal_round(State* s, const Rules* r) noexcept nogil:
     cdef int dside = side_of(r, s.dealer)
     cdef u64 hands[MAX_SEATS]
     cdef u64 table = 0
-    cdef int aces = 0, buona
-    for k in range(r.n_players):
-        seat = (s.dealer + 1 + k) % r.n_players
-        hands[seat] = 0
+    cdef int aces = 0, buona, np = r.n_players
+    cdef u64 hd
+    seat = next_seat(s.dealer, np)
+    for k in range(np):
+        hd = 0
         for j in range(n):
-            hands[seat] |= bit(s.stock[pos]); pos += 1
+            hd |= bit(s.stock[pos]); pos += 1
+        hands[seat] = hd
+        seat = next_seat(seat, np)                      # (dealer + 1 + k) % np
     if s.round == 0:
         for j in range(r.table_cards):
             c = s.stock[pos]; pos += 1
@@ -149,7 +223,7 @@ cdef int deal_round(State* s, const Rules* r) noexcept nogil:
     s.stock_pos = pos
     s.round_cards = n
     s.declared = 0
-    s.turn = (s.dealer + 1) % r.n_players               # R-DEALER: primo di mano
+    s.turn = next_seat(s.dealer, np)                    # R-DEALER: primo di mano
     s.phase = PH_PLAY
     if s.round > 0:
         return DEAL_OK
@@ -252,7 +326,19 @@ cdef void gen_declarations(const State* s, const Rules* r, Gen* g) noexcept nogi
     cdef int tname[20][11]
     cdef int tpts[20][11]
     cdef int tn[20]
-    cdef int rank
+    cdef int rank, pts
+    cdef u64 t2
+    if r.matta < 0 or not (h >> r.matta & 1):
+        # the common case, three cards without the matta: the one triple as
+        # it is (what the general code below finds for it, and nothing else)
+        t = h & (h - 1)
+        t2 = t & (t - 1)
+        if t2 and not (t2 & (t2 - 1)):
+            pts = triple_points(r, h, INIT_CVAL[lowest(h)], INIT_CVAL[lowest(t)],
+                                INIT_CVAL[lowest(t2)])
+            if pts:
+                emit_decl(g, h, 0, -1, pts)
+            return
     t = h
     while t:
         cards[nc] = lowest(t); nc += 1; t &= t - 1
@@ -285,25 +371,13 @@ cdef void gen_declarations(const State* s, const Rules* r, Gen* g) noexcept nogi
                               tname[i][x] if tname[i][x] >= 0 else tname[j][y],
                               tpts[i][x] + tpts[j][y])
 
-cdef int gen_moves(const State* s, const Rules* r, Move* out, int cap) noexcept nogil:
-    """Every legal move of the seat to move; writes at most cap, returns how many."""
-    cdef Gen g
-    cdef int seat = s.turn, c, v, i, j, before, ace_on_table = 0, single
+cdef int gen_plays_dfs(const State* s, const Rules* r, Gen* g) noexcept nogil:
+    """The card plays of the seat to move, appended to g: the general method,
+    a depth-first search for the capture sets over the table sorted by value.
+    gen_moves uses it for tables of more than LEX_MAX cards only."""
+    cdef int seat = s.turn, c, v, i, before, ace_on_table = 0, single
     cdef u64 h, t, table = s.table
-    g.out = out; g.cap = cap; g.n = 0; g.ntab = 0
-    if s.phase != PH_PLAY:
-        return 0
-    # R-DECL-WHEN: at the seat's first turn of the round, all cards in hand
-    if not (s.declared >> seat & 1) and popcount(s.hand[seat]) == s.round_cards:
-        gen_declarations(s, r, &g)
-        if r.decl_mandatory:                            # R-DECL-CHOICE
-            # a buona must be declared: then only the scoring declarations are legal
-            j = 0
-            for i in range(min(g.n, g.cap)):
-                if g.out[i].points > 0:
-                    g.out[j] = g.out[i]; j += 1
-            if j:
-                return j
+    g.ntab = 0
     # table cards sorted by capture value (insertion sort: the table is short)
     t = table
     while t:
@@ -322,29 +396,251 @@ cdef int gen_moves(const State* s, const Rules* r, Move* out, int cap) noexcept 
         before = g.n
         if table:
             if v == 1 and not ace_on_table:
-                emit_play(&g, table)                    # R-ACE
+                emit_play(g, table)                     # R-ACE
             elif v == 1:                                # R-ACE-ACE
                 if r.ace_on_ace == ACE_SWEEP:
-                    emit_play(&g, table)
+                    emit_play(g, table)
                 else:
                     for i in range(g.ntab):
                         if g.tval[i] == 1:
-                            emit_play(&g, bit(g.tcard[i]))
+                            emit_play(g, bit(g.tcard[i]))
                     if r.ace_on_ace == ACE_OR_FIFTEEN:
-                        subsets(&g, 0, 14, 0)
+                        subsets(g, 0, 14, 0)
             else:
                 single = 0
                 if r.single_match_first:                # R-CHOICE
                     for i in range(g.ntab):
                         if g.tval[i] == v:
                             single = 1
-                            emit_play(&g, bit(g.tcard[i]))
+                            emit_play(g, bit(g.tcard[i]))
                 if not single:
-                    subsets(&g, 0, v, 0)                # R-SIMPLE
-                subsets(&g, 0, 15 - v, 0)               # R-FIFTEEN
+                    subsets(g, 0, v, 0)                 # R-SIMPLE
+                subsets(g, 0, 15 - v, 0)                # R-FIFTEEN
         if g.n == before or r.capture_optional:         # R-MUST
-            emit_play(&g, 0)
+            emit_play(g, 0)
     return g.n
+
+cdef inline int put(Move* out, int n, int cap, u64 take, int card) noexcept nogil:
+    """Write the play (card, take) at out[n] if there is room; the new count."""
+    cdef Move m
+    if n < cap:
+        m.take = take; m.take2 = 0; m.card = card; m.matta_rank = -1; m.points = 0
+        out[n] = m
+    return n + 1
+
+cdef inline int put_sets(Move* out, int n, int cap, u64 sel, const u64* sets, int card) noexcept nogil:
+    """A play taking each of the subsets selected by the bits of sel, in order."""
+    while sel:
+        n = put(out, n, cap, sets[lowest(sel)], card)
+        sel &= sel - 1
+    return n
+
+cdef inline u64 lex3_match(u64 sums, int target) noexcept nogil:
+    """Bit k set if byte k of sums equals target (1..14): which of the 7
+    subsets of a short table add up to it (SWAR, no branches)."""
+    cdef u64 y = sums ^ (<u64>target * <u64>0x0101010101010101)
+    cdef u64 z = ((y & <u64>0x7F7F7F7F7F7F7F7F) + <u64>0x7F7F7F7F7F7F7F7F) | y
+    z = ~z & <u64>0x8080808080808080                    # high bit of each zero byte
+    return ((z >> 7) * <u64>0x0102040810204080) >> 56   # gathered to bits 0..7
+
+cdef inline u64 lex3_set(int k, u64 b0, u64 b1, u64 b2) noexcept nogil:
+    """The cards of subset k of three sorted table positions holding b0 b1 b2."""
+    cdef u64 p = LEX3_POS[k]
+    return (b0 & (<u64>0 - (p & 1))) | (b1 & (<u64>0 - (p >> 1 & 1))) | (b2 & (<u64>0 - (p >> 2 & 1)))
+
+cdef inline int put_lex3(Move* out, int n, int cap, u64 sel, u64 b0, u64 b1, u64 b2, int card) noexcept nogil:
+    while sel:
+        n = put(out, n, cap, lex3_set(lowest(sel), b0, b1, b2), card)
+        sel &= sel - 1
+    return n
+
+cdef inline int sort_key(const State* s, u64 rest) noexcept nogil:
+    """capture value * 64 + card of the lowest card of rest, or 31 * 64 + 63
+    if rest is empty (sorts last, and adds 31 to every sum it is in)."""
+    cdef int c = lowest(rest | (<u64>1 << 63))
+    cdef int ok = -(c < N_CARDS)                        # all ones, or 0 (no branches)
+    cdef int v = s.cval[c & ok]
+    return ((v << 6 | c) & ok) | ((31 << 6 | 63) & ~ok)
+
+cdef int gen_plays_short(const State* s, const Rules* r, Move* out, int cap, int n,
+                         u64 h, u64 table) noexcept nogil:
+    """gen_moves's card plays for a table of 1 to 3 cards: the same moves in the
+    same order as gen_plays_dfs, with the subset sums of the table in one word."""
+    cdef int k0, k1, k2, lo, hi, c, v, before, single
+    cdef u64 sums, b0, b1, b2, sel, rest
+    cdef Move mv
+    # the table sorted by (value, card): a sorting network on 3 keys
+    k0 = sort_key(s, table)
+    rest = table & (table - 1)
+    k1 = sort_key(s, rest)
+    k2 = sort_key(s, rest & (rest - 1))
+    lo = min(k0, k1); hi = max(k0, k1); k0 = lo; k1 = hi
+    lo = min(k1, k2); hi = max(k1, k2); k1 = lo; k2 = hi
+    lo = min(k0, k1); hi = max(k0, k1); k0 = lo; k1 = hi
+    sums = (<u64>(k0 >> 6) * LEX3_MUL[0] + <u64>(k1 >> 6) * LEX3_MUL[1]
+            + <u64>(k2 >> 6) * LEX3_MUL[2])
+    b0 = bit(k0 & 63); b1 = bit(k1 & 63); b2 = bit(k2 & 63)
+    mv.take2 = 0; mv.matta_rank = -1; mv.points = 0
+    while h:
+        c = lowest(h); h &= h - 1
+        v = s.cval[c]
+        before = n
+        if v != 1 and not r.single_match_first and cap - n >= 16:
+            # the common case, without branches on what the table holds: the
+            # captures (R-SIMPLE in bits 0..6 of sel, then R-FIFTEEN in bits
+            # 8..14), then the drop (R-MUST), each written to out[n] and
+            # counted only if it is a move (there is room for 15 moves)
+            sel = lex3_match(sums, v) | lex3_match(sums, 15 - v) << 8
+            mv.card = c
+            mv.take = lex3_set(lowest(sel | 0x8000) & 7, b0, b1, b2)
+            out[n] = mv
+            n += sel != 0
+            sel &= sel - 1
+            while sel:
+                mv.take = lex3_set(lowest(sel) & 7, b0, b1, b2)
+                out[n] = mv
+                n += 1
+                sel &= sel - 1
+            mv.take = 0
+            out[n] = mv
+            n += (n == before) | (r.capture_optional != 0)
+            continue
+        if v == 1:
+            if (k0 >> 6) != 1 or r.ace_on_ace == ACE_SWEEP:
+                n = put(out, n, cap, table, c)          # R-ACE (R-ACE-ACE sweep)
+            else:                                       # R-ACE-ACE: the aces, in order
+                n = put_lex3(out, n, cap, lex3_match(sums, 1), b0, b1, b2, c)
+                if r.ace_on_ace == ACE_OR_FIFTEEN:
+                    n = put_lex3(out, n, cap, lex3_match(sums, 14), b0, b1, b2, c)
+        else:
+            single = 0
+            if r.single_match_first:                    # R-CHOICE
+                sel = lex3_match(sums, v) & LEX3_SINGLES
+                if sel:
+                    single = 1
+                    n = put_lex3(out, n, cap, sel, b0, b1, b2, c)
+            if not single:
+                n = put_lex3(out, n, cap, lex3_match(sums, v), b0, b1, b2, c)       # R-SIMPLE
+            n = put_lex3(out, n, cap, lex3_match(sums, 15 - v), b0, b1, b2, c)      # R-FIFTEEN
+        if n == before or r.capture_optional:           # R-MUST
+            n = put(out, n, cap, 0, c)
+    return n
+
+cdef int gen_moves(const State* s, const Rules* r, Move* out, int cap) noexcept nogil:
+    """Every legal move of the seat to move; writes at most cap, returns how many.
+
+    The order is part of the contract (seeded playouts depend on it):
+    declarations first (gen_declarations), then for each card in hand, lowest
+    card first, its captures and then its drop. A card's captures are those of
+    a depth-first search over the table sorted by capture value (gen_plays_dfs):
+    the subsets adding up to a target in lexicographic order of their sorted
+    positions. For a table of up to LEX_MAX cards the same subsets come from
+    one pass over the LEX_* tables: every subset's sum, then for each sum
+    1..14 a bit per subset in lexicographic order."""
+    cdef Gen g
+    cdef int seat, c, v, i, j, n = 0, ntab, before, ace_on_table, single, sm, k, nsub, pa
+    cdef int capture_optional, single_match_first, ace_on_ace
+    cdef u64 h, t, b, table
+    cdef int tval[LEX_MAX]
+    cdef u64 tbit[LEX_MAX]
+    cdef int sums[64]
+    cdef u64 sets[64]
+    cdef u64 match[15]                  # by sum: bit k set if subset k adds up to it
+    cdef unsigned int touched           # bit per sum whose match[] entry is written
+    cdef const signed char* parent
+    cdef const signed char* last
+    if s.phase != PH_PLAY:
+        return 0
+    seat = s.turn
+    h = s.hand[seat]
+    # R-DECL-WHEN: at the seat's first turn of the round, all cards in hand
+    if not (s.declared >> seat & 1) and popcount(h) == s.round_cards:
+        g.out = out; g.cap = cap; g.n = 0; g.ntab = 0
+        gen_declarations(s, r, &g)
+        if r.decl_mandatory:                            # R-DECL-CHOICE
+            # a buona must be declared: then only the scoring declarations are legal
+            j = 0
+            for i in range(min(g.n, g.cap)):
+                if g.out[i].points > 0:
+                    g.out[j] = g.out[i]; j += 1
+            if j:
+                return j
+        n = g.n
+    table = s.table
+    if not table:
+        while h:                                        # nothing to capture: drops
+            n = put(out, n, cap, 0, lowest(h))
+            h &= h - 1
+        return n
+    t = table & (table - 1)
+    t = t & (t - 1)
+    if not (t & (t - 1)):                               # 1 to 3 cards
+        return gen_plays_short(s, r, out, cap, n, h, table)
+    # the table sorted by capture value, ties by card (a stable insertion sort)
+    ace_on_table = 0
+    ntab = 0
+    t = table
+    while t:
+        if ntab == LEX_MAX:                             # a long table: the general way
+            g.out = out; g.cap = cap; g.n = n
+            return gen_plays_dfs(s, r, &g)
+        c = lowest(t); t &= t - 1
+        v = s.cval[c]
+        ace_on_table |= v == 1
+        i = ntab
+        while i > 0 and tval[i - 1] > v:
+            tbit[i] = tbit[i - 1]; tval[i] = tval[i - 1]; i -= 1
+        tbit[i] = bit(c); tval[i] = v; ntab += 1
+    # every subset's sum and cards, in lexicographic order; match[sm] is
+    # written only for sums seen (touched): cheaper than clearing it
+    touched = 0
+    parent = LEX_PARENT[ntab]
+    last = LEX_LAST[ntab]
+    nsub = (1 << ntab) - 1
+    for k in range(nsub):
+        pa = parent[k]
+        j = last[k]
+        if pa < 0:
+            sm = tval[j]; b = tbit[j]
+        else:
+            sm = sums[pa] + tval[j]; b = sets[pa] | tbit[j]
+        sums[k] = sm; sets[k] = b
+        if sm < 15:
+            if touched >> sm & 1:
+                match[sm] |= (<u64>1) << k
+            else:
+                match[sm] = (<u64>1) << k
+                touched |= (<unsigned int>1) << sm
+    capture_optional = r.capture_optional
+    single_match_first = r.single_match_first
+    ace_on_ace = r.ace_on_ace
+    while h:
+        c = lowest(h); h &= h - 1
+        v = s.cval[c]
+        before = n
+        if v == 1:
+            if not ace_on_table or ace_on_ace == ACE_SWEEP:
+                n = put(out, n, cap, table, c)          # R-ACE (R-ACE-ACE sweep)
+            else:                                       # R-ACE-ACE
+                for i in range(ntab):
+                    if tval[i] == 1:
+                        n = put(out, n, cap, tbit[i], c)
+                if ace_on_ace == ACE_OR_FIFTEEN and touched >> 14 & 1:
+                    n = put_sets(out, n, cap, match[14], sets, c)
+        else:
+            single = 0
+            if single_match_first:                      # R-CHOICE
+                for i in range(ntab):
+                    if tval[i] == v:
+                        single = 1
+                        n = put(out, n, cap, tbit[i], c)
+            if not single and touched >> v & 1:
+                n = put_sets(out, n, cap, match[v], sets, c)        # R-SIMPLE
+            if touched >> (15 - v) & 1:
+                n = put_sets(out, n, cap, match[15 - v], sets, c)   # R-FIFTEEN
+        if n == before or capture_optional:             # R-MUST
+            n = put(out, n, cap, 0, c)
+    return n
 
 cdef void apply_move(State* s, const Rules* r, const Move* m) noexcept nogil:
     """Play a move; does not check that it is legal."""
@@ -372,7 +668,7 @@ cdef void apply_move(State* s, const Rules* r, const Move* m) noexcept nogil:
             s.scope[side] += 1                          # R-SCOPA, not on the last card
     else:
         s.table |= b
-    s.turn = (seat + 1) % np
+    s.turn = next_seat(seat, np)
     if left:
         return
     # the round is over
@@ -465,12 +761,15 @@ cdef int greedy_index(const State* s, const Rules* r, const Move* moves, int n) 
     a scopa; a drop costs the card; leaving a table that one card can sweep
     (its sum 14 or less) costs about a scopa's risk."""
     cdef int i, best = -1 << 30, who = 0, score, table_sum = 0, rest, c, k, left = 0
-    cdef u64 t = s.table
+    cdef u64 t = s.table, hk
     while t:
         c = lowest(t); t &= t - 1
         table_sum += s.cval[c]
+    # left: the cards in all hands, but only whether 0, 1 or more matters
     for k in range(r.n_players):
-        left += popcount(s.hand[k])
+        hk = s.hand[k]
+        if hk:
+            left += 1 if hk & (hk - 1) == 0 else 2
     for i in range(n):
         if moves[i].card < 0:
             score = 10000 + moves[i].points * 100
