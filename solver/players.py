@@ -4,6 +4,7 @@ from __future__ import annotations
 import random
 from typing import Protocol, Sequence
 
+from .errors import CirullaError
 from .match import Match
 from .moves import Move
 from .rules import Rules
@@ -51,14 +52,14 @@ def make_player(level: str, *, seed: int | None = None) -> Player:
         return RandomPlayer(seed)
     if level == "greedy":
         return GreedyPlayer()
-    raise ValueError(f"unknown level {level!r}; levels are {', '.join(LEVELS)}")
+    raise CirullaError(f"unknown level {level!r}; levels are {', '.join(LEVELS)}")
 
 
 def self_play(rules: Rules, players: Sequence[Player], *, seed: int | None = None,
               dealer: int | None = None) -> Match:
     """Play a whole match, seat i played by players[i]."""
     if len(players) != rules.players:
-        raise ValueError(f"{len(players)} players for a {rules.players}-player match")
+        raise CirullaError(f"{len(players)} players for a {rules.players}-player match")
     match = Match(rules, seed=seed, dealer=dealer)
     while not match.is_over:
         match.play(players[match.to_move].choose(match))
