@@ -105,7 +105,7 @@ def oracle_plays(hand: list[Card], table: list[Card], value: dict[Card, int], ru
 
 @pytest.mark.parametrize("capture, ace_on_ace, single_match_first",
                          list(itertools.product(CAPTURE, ACE_ON_ACE, (False, True))))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(deck=st.permutations(range(40)), n_hand=st.integers(1, 4), n_table=st.integers(0, 9),
        matta_at=st.none() | st.integers(0, 12), named=st.none() | st.integers(1, 10))
 def test_captures_equal_brute_force(capture, ace_on_ace, single_match_first,
@@ -170,7 +170,7 @@ def oracle_declarations(rules: Rules, holding: list[Card]) -> set:
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(deck=st.permutations(range(40)), cirullone=st.booleans(), buona_stack=st.booleans(),
        grande_in_hand=st.booleans(), matta=st.sampled_from(["7H", "QH", "none"]),
        low=st.booleans())
