@@ -658,6 +658,22 @@ def test_R_CAPOTUN_four_equal_table_cards_win_for_the_dealer(players, dealer, si
     assert not hand_ends(m)
 
 
+def test_R_CAPOTUN_five_players_four_of_the_five_table_cards():
+    rules = Rules.preset("five", capotun=True)
+    hands = ["2S 3S 4S", "2H 3H 4H", "2D 3D 4D", "5S 6S 7S", "5C 6C 7C"]
+    m = Match(rules, dealer=3, manual_deal=True)
+    assert m.deal(hands=hands, table="KC KD KH KS AS").capotun and m.winner == 3
+    m = Match(rules, dealer=3, manual_deal=True)
+    assert not m.deal(hands=hands, table="KC KD KH QS AS").capotun and not m.is_over
+
+
+def test_R_CAPOTUN_undo_takes_the_deal_back():
+    m = Match(Rules(capotun=True), dealer=0, manual_deal=True)
+    m.deal(hands=["2C 3C 4C", "2D 3D 4D"], table="5C 5D 5H 5S")
+    m.undo()
+    assert (m.is_over, m.winner, m.phase, m.events) == (False, None, "deal", [])
+
+
 def test_R_CAPOTUN_off_and_four_aces():
     m = Match(CLASSIC, dealer=0, manual_deal=True)
     d = m.deal(hands=["2C 3C 4C", "2D 3D 4D"], table="5C 5D 5H 5S")
