@@ -302,6 +302,8 @@ cdef struct Search:
     long iters                  # ISMCTS iterations
     long playouts               # every playout, both phases
     long rejected               # determinization draws rejected (R-DECL-CHOICE)
+    long solved                 # positions visited by the exact solver
+    TTEntry* tt                 # the exact solver's transposition table (2^TT_BITS)
     double* r_sum2              # per root move, ISMCTS: sum of squared margins
     double* r_msum              # ... margin (the tree may back up equity instead)
     double* r_cat               # ... margin by category
@@ -515,6 +517,43 @@ cdef struct Leaf:
     float win
 
 
+cdef enum:
+    TT_BITS = 12
+    TT_EXACT = 1
+    TT_LOWER = 2
+    TT_UPPER = 3
+
+
+cdef struct TTEntry:
+    u64 key                     # 0: empty
+    Leaf leaf                   # the line's leaf; leaf.obj is the value (or bound)
+    int flag
+
+
+cdef inline u64 mix64(u64 z) noexcept nogil:
+    z = (z ^ (z >> 30)) * <u64>0xBF58476D1CE4E5B9
+    z = (z ^ (z >> 27)) * <u64>0x94D049BB133111EB
+    return z ^ (z >> 31)
+
+cdef u64 state_key(const State* s, const Rules* r) noexcept nogil:
+    """A hash of everything in a 2-player state that the rest of the hand can
+    depend on: holdings, table, piles, scope, declarations, the matta's value,
+    whose turn, the last capturer, and the undealt stock in order."""
+    cdef u64 h = mix64(s.hand[0] + <u64>0x9E3779B97F4A7C15)
+    cdef int i
+    h = mix64(h ^ s.hand[1])
+    h = mix64(h ^ s.table)
+    h = mix64(h ^ s.pile[0])
+    h = mix64(h ^ s.pile[1])
+    h = mix64(h ^ (<u64>s.turn | <u64>(s.last_capturer + 1) << 4 | <u64>s.declared << 8
+                   | <u64>s.round << 16 | <u64>(s.scope[0] & 0xFF) << 24 | <u64>(s.scope[1] & 0xFF) << 32
+                   | <u64>(s.decl[0] & 0xFF) << 40 | <u64>(s.decl[1] & 0xFF) << 48
+                   | <u64>(s.cval[r.matta] if r.matta >= 0 else 0) << 56))
+    for i in range(s.stock_pos, N_CARDS):
+        h = mix64(h ^ (<u64>s.stock[i] + (<u64>i << 8)))
+    return h if h else 1
+
+
 cdef inline void leaf_of(Search* S, const State* s, Leaf* lf) noexcept nogil:
     cdef Eval ev
     cdef int j, me = S.me, w
@@ -532,15 +571,32 @@ cdef inline void leaf_of(Search* S, const State* s, Leaf* lf) noexcept nogil:
 
 cdef int alphabeta(Search* S, const State* s, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
     """Minimax with alpha-beta (fail-soft) on the objective of the asking side,
-    in a world where every card is known; out gets the leaf of the line found."""
+    in a world where every card is known, with a transposition table; out gets
+    the leaf of the line found."""
     cdef State c
     cdef Leaf lf
-    cdef int n, i, j, v, best, maxing
+    cdef int n, i, j, v, best, maxing, alpha0 = alpha, beta0 = beta
     cdef Move* buf
     cdef Move t
+    cdef u64 key
+    cdef TTEntry* e
+    S.solved += 1
     if s.phase == PH_OVER:
         leaf_of(S, s, out)
         return out.obj
+    # the table only where lines meet again and a subtree is worth storing:
+    # with 4 or 6 cards left in the players' hands (plays of one round commute)
+    e = NULL
+    i = popcount(s.hand[0] | s.hand[1])
+    if i == 4 or i == 6:
+        key = state_key(s, &S.r)
+        e = &S.tt[key & ((1 << TT_BITS) - 1)]
+        if e.key == key:
+            v = e.leaf.obj
+            if (e.flag == TT_EXACT or (e.flag == TT_LOWER and v >= beta)
+                    or (e.flag == TT_UPPER and v <= alpha)):
+                out[0] = e.leaf
+                return v
     buf = &S.buf[depth * XCAP]
     n = gen_moves(s, &S.r, buf, XCAP)
     if n > XCAP:
@@ -571,6 +627,10 @@ cdef int alphabeta(Search* S, const State* s, int depth, int alpha, int beta, Le
                 beta = best
         if alpha >= beta:
             break
+    if e != NULL:
+        e.key = key
+        e.leaf = out[0]
+        e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
     return best
 
 cdef void exact_world(Search* S, const State* w) noexcept nogil:
@@ -757,6 +817,7 @@ cdef class Searcher:
                 raise MemoryError()
 
     def __dealloc__(self):
+        free(self.S.tt)
         free(self.S.nodes)
         free(self.S.slots)
         PyMem_Free(self.S.buf)
@@ -810,6 +871,13 @@ cdef class Searcher:
         """Solve this part of the worlds of a 2-player endgame exactly; the
         number of worlds solved, or -1 if the stop flag cut it short."""
         cdef long done
+        if self.S.r.n_players != 2:
+            raise ValueError("the exact solver is for 2 players")
+        if self.S.tt == NULL:
+            self.S.tt = <TTEntry*>malloc((1 << TT_BITS) * sizeof(TTEntry))
+            if self.S.tt == NULL:
+                raise MemoryError()
+            memset(self.S.tt, 0, (1 << TT_BITS) * sizeof(TTEntry))
         with nogil:
             done = exact_worlds(&self.S, part, parts)
         return done
@@ -842,7 +910,7 @@ cdef class Searcher:
             sums.append(nd.sum)
         return {
             "iterations": self.S.iters, "playouts": self.S.playouts, "nodes": self.S.n_nodes,
-            "rejected": self.S.rejected,
+            "rejected": self.S.rejected, "solved": self.S.solved,
             "visits": visits, "tree_sum": sums,
             "msum": [self.S.r_msum[i] for i in range(n)],
             "sum2": [self.S.r_sum2[i] for i in range(n)],

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from cirulla.solver import Card, Match, Move, Rules, StateError
+from cirulla.solver import Card, Match, Move, Rules, StateError, _core
 from cirulla.solver.cards import cards_of, mask_of
 from cirulla.solver.search import (CancelToken, Knowledge, SearchResult, _search, equity_table,
                                    flat_monte_carlo, search, win_chance)
@@ -309,3 +309,118 @@ def test_search_after_declaring():
     match.play("declare 2D 3C 4S")
     res = search(match.view(0), iterations=500)
     assert {m.move for m in res.moves} == set(match.legal_moves)
+
+
+# --- 3. exact endgames (2 players) ------------------------------------------------------
+
+def brute_value(core, me: int) -> int:
+    """The hand margin of side `me` under minimax, walking every move in Python
+    (through the core's moves; deals come from the world's stock)."""
+    if core.phase == _core.PHASE_OVER:
+        pts = [sum(row) for row in core.score()]
+        return pts[me] - pts[1 - me]
+    if core.phase == _core.PHASE_DEAL:
+        core = core.copy()
+        core.deal()
+    values = []
+    for mv in core.legal_moves():
+        child = core.copy()
+        child.apply(*mv)
+        values.append(brute_value(child, me))
+    return max(values) if core.turn == me else min(values)
+
+
+def brute_expected(match: Match, seat: int, *, holds_no_buona: bool = False) -> dict[Move, float]:
+    """Every world of the view (the opponent's hidden cards x the split of the
+    stock between the two seats of the last deal), each solved by brute_value."""
+    view = match.view(seat)
+    opp = 1 - seat
+    unseen = [c.index for c in view.unseen()]
+    fields = match._core.export()
+    pos = fields["stock_pos"]
+    ns = 40 - pos
+    values: dict[tuple, list[int]] = {}
+    for opp_cards in itertools.combinations(unseen, view.hidden_count(opp)):
+        if holds_no_buona and makes_buona([Card(c) for c in opp_cards] + list(view.played_this_round[opp]),
+                                          match.rules.matta_card):
+            continue                                    # R-DECL-CHOICE
+        rest = [c for c in unseen if c not in opp_cards]
+        for first in itertools.combinations(rest, ns // 2):
+            world = dict(fields)
+            world["hand"] = list(fields["hand"])
+            world["hand"][opp] = mask_of(view.public[opp]) | mask_of(Card(c) for c in opp_cards)
+            world["stock"] = fields["stock"][:pos] + list(first) + [c for c in rest if c not in first]
+            core = _core.CoreState.restore(match.rules.core, world)
+            for mv in core.legal_moves():
+                child = core.copy()
+                child.apply(*mv)
+                values.setdefault(mv, []).append(brute_value(child, seat))
+    matta = match.rules.matta_card
+    return {Move.from_core(mv, matta): statistics.fmean(v) for mv, v in values.items()}
+
+
+def _find(rules: Rules, seed: int, ok) -> Match:
+    """The first position of a greedy self-play match where ok(match) holds."""
+    match = Match(rules, seed=seed)
+    while not match.is_over:
+        if ok(match):
+            return match
+        match.play(greedy_move(match))
+    raise AssertionError("no such position")
+
+
+def _endgame(rules: Rules, seed: int, stock: int, cards_in_hand: int) -> Match:
+    return _find(rules, seed, lambda m: m.stock_size == stock and len(m.legal_moves) > 1
+                 and len(m.hand(m.to_move)) == cards_in_hand)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_last_round_is_solved_exactly(seed):
+    """An empty stock: the opponent holds exactly the unseen cards, one world."""
+    match = _endgame(Rules(), seed, 0, 3)
+    seat = match.to_move
+    res = search(match.view(seat), seed=1)
+    assert res.method == "exact" and res.info["worlds"] == 1
+    want = brute_expected(match, seat)
+    assert {m.move: m.expected for m in res.moves} == pytest.approx(want, abs=1e-9)
+    assert res.moves[0].expected == max(want.values())
+    assert all(m.stderr == 0 and m.diff_stderr == 0 for m in res.moves)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_last_two_rounds_average_every_world(seed):
+    """A stock of 6: every opponent holding x every split of the last deal."""
+    match = _endgame(Rules(), seed, 6, 2)
+    seat = match.to_move
+    res = search(match.view(seat), seed=1)
+    want = brute_expected(match, seat)
+    assert res.method == "exact"
+    assert res.info["worlds"] == math.comb(len(match.view(seat).unseen()),
+                                           match.view(seat).hidden_count(1 - seat)) * 20
+    assert {m.move: m.expected for m in res.moves} == pytest.approx(want, abs=1e-9)
+    two = search(match.view(seat), seed=9, threads=2)
+    assert [(m.move, m.expected) for m in two.moves] == [(m.move, m.expected) for m in res.moves]
+
+
+def test_exact_worlds_honour_the_declaration_inference():
+    """R-DECL-CHOICE with mandatory declarations: the opponent played twice this
+    round without declaring, so its holding (1 hidden card + the 2 played) made no buona."""
+    rules = Rules.preset("online")
+
+    def ok(m: Match) -> bool:
+        opp = 1 - m.to_move
+        view = m.view(m.to_move)
+        played = list(view.played_this_round[opp])
+        return (m.stock_size == 6 and len(m.legal_moves) > 1 and len(view.hand) == 2
+                and len(played) == 2 and not view.declared[opp]
+                and any(makes_buona([c] + played, m.rules.matta_card) for c in view.unseen()))
+
+    match = _find(rules, 1, ok)
+    seat = match.to_move
+    view = match.view(seat)
+    res = search(view, seed=1)
+    want = brute_expected(match, seat, holds_no_buona=True)
+    assert res.method == "exact"
+    assert {m.move: m.expected for m in res.moves} == pytest.approx(want, abs=1e-9)
+    every = brute_expected(match, seat)
+    assert res.info["worlds"] < 7 * 20 and want != every
