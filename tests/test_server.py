@@ -163,6 +163,19 @@ def test_get_hint_ranks_every_legal_move(api, match):
     assert not hint.cut_short
 
 
+def test_get_hint_solves_the_last_round_exactly(api):
+    for seed in range(50):
+        m = Match(Rules(), seed=seed)
+        greedy = GreedyPlayer()
+        while not m.is_over and (m.stock_size or len(m.legal_moves) < 2):
+            m.play(greedy.choose(m))
+        if not m.is_over and m.hand_number == 0:
+            break
+    hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(m), budget=epb.Budget(time_ms=500))).hint
+    assert hint.stats.method == "exact" and not hint.cut_short
+    assert all(x.expected_points_stderr == 0 for x in hint.moves)
+
+
 def test_get_hint_with_two_threads(api, match):
     hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(match),
                                                  budget=epb.Budget(time_ms=60, threads=2))).hint
@@ -301,13 +314,14 @@ def test_fuzz_malformed_requests_leave_the_server_serving(api, server, match):
         except grpc.RpcError as e:
             codes[e.code().name] = codes.get(e.code().name, 0) + 1
     base = view_msg(match)
+    unseen = [str(c) for c in match.view(match.to_move).unseen()]
     scalar = ["seat", "hand_number", "dealer", "round", "to_move", "stock_size", "matta_as"]
     cards = ["AD", "7H", "KS", "ZZ", "", "7", "10D", "7♦", "xx", "QH"]
     for i in range(300):
         v = pb.SeatView()
         v.CopyFrom(base)
         for _ in range(rng.randrange(1, 4)):
-            kind = rng.randrange(6)
+            kind = rng.randrange(7)
             if kind == 0:
                 name = rng.choice(scalar)
                 setattr(v, name, rng.choice(["", "Q", "7", "ZZ"]) if name == "matta_as"
@@ -330,6 +344,10 @@ def test_fuzz_malformed_requests_leave_the_server_serving(api, server, match):
             elif kind == 4:
                 v.declared.append(rng.random() < 0.5)
                 v.played_this_round.add().cards.append(rng.choice(cards))
+            elif kind == 5 and v.stock_size > 1:
+                k = rng.randrange(1, v.stock_size)          # stock cards moved to a pile: 40 still
+                v.piles[1].cards.extend(unseen[:k])
+                v.stock_size -= k
             else:
                 ev = v.history.add()
                 if rng.random() < 0.5:

@@ -2,6 +2,7 @@
 answers for a view, the settings, and the schema's lint."""
 from __future__ import annotations
 
+import dataclasses
 import random
 import shutil
 import subprocess
@@ -83,6 +84,27 @@ def test_counts_that_do_not_add_up_to_the_deck():
     msg.stock_size -= 1
     [(field, problem)] = _violations(msg)
     assert field == "view" and "40" in problem
+
+
+def test_counts_the_deal_cannot_give():
+    """Views that hold 40 cards but whose counts no deal gives (R-DEAL): a stock
+    of the wrong size (cards moved from it to a pile), a round past the last,
+    holdings out of turn order (R-DEALER, R-SEATS). The core would deal past
+    the deck or wait for a card nobody holds."""
+    match = choice_position()
+    view = match.view(match.to_move)
+    unseen = view.unseen()
+    piles = (view.piles[0], tuple(view.piles[1]) + tuple(unseen[:view.stock_size - 2]))
+    moved = convert.view_to_proto(dataclasses.replace(view, piles=piles, stock_size=2))
+    assert [f for f, _ in _violations(moved)] == ["view.stock_size"]
+    late = convert.view_to_proto(dataclasses.replace(view, round=6))
+    [(field, problem)] = _violations(late)
+    assert field == "view.round" and "R-DEAL" in problem
+    # seat 1 played first, as the dealer's left; named as the dealer, it would play last
+    assert (view.dealer, view.to_move, view.hand_sizes) == (0, 0, (3, 2))
+    skewed = convert.view_to_proto(dataclasses.replace(view, dealer=1))
+    [(field, problem)] = _violations(skewed)
+    assert field == "view.hand_sizes[1]" and "R-DEALER" in problem
 
 
 def test_view_cannot_carry_other_seats_dealt_cards():
