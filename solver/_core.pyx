@@ -83,22 +83,26 @@ def _lex_order(int n):
     walk((), 0)
     return out
 
-# For tables of up to 3 cards the 7 subsets of 3 positions go in one word,
-# a byte each (lexicographic order again; a missing card counts as value 31,
-# so no subset holding it adds up to a target 1..14): the byte sums are
-# value[0] * LEX3_MUL[0] + value[1] * LEX3_MUL[1] + value[2] * LEX3_MUL[2],
-# and LEX3_POS[k] is the set of positions in subset k.
-cdef u64 LEX3_MUL[3]
-cdef unsigned char LEX3_POS[8]
-cdef u64 LEX3_SINGLES = 0      # bit k set if subset k is one card
-for _k, _sub in enumerate(_lex_order(3)):
-    LEX3_POS[_k] = 0
-    for _m in _sub:
-        LEX3_POS[_k] |= 1 << _m
-        LEX3_MUL[_m] |= (<u64>1) << (8 * _k)
-    if len(_sub) == 1:
-        LEX3_SINGLES |= (<u64>1) << _k
-LEX3_POS[7] = 0
+# Tables of up to 4 cards ("short"): their subsets' sums go a byte each, in
+# lexicographic order again, into one word (3 positions, 7 subsets) or two
+# (4 positions, 15 subsets: 8 in the first word, 7 in the second). A missing
+# card counts as value 31, so no subset holding it adds up to a target 1..14.
+# The sums are sum over positions i of value[i] * SHORT_MUL[four][i][word];
+# SHORT_POS[four][k] is the set of positions in subset k (0 for k = 15), and
+# bit k of SHORT_SINGLES[four] is set if subset k is a single card.
+cdef u64 SHORT_MUL[2][4][2]
+cdef unsigned char SHORT_POS[2][16]
+cdef u64 SHORT_SINGLES[2]
+for _four in range(2):
+    SHORT_SINGLES[_four] = 0
+    for _k in range(16):
+        SHORT_POS[_four][_k] = 0
+    for _k, _sub in enumerate(_lex_order(3 + _four)):
+        for _m in _sub:
+            SHORT_POS[_four][_k] |= 1 << _m
+            SHORT_MUL[_four][_m][_k // 8] |= (<u64>1) << (8 * (_k % 8))
+        if len(_sub) == 1:
+            SHORT_SINGLES[_four] |= (<u64>1) << _k
 
 for _m in range(LEX_MAX + 1):
     _subsets = _lex_order(_m)
@@ -107,7 +111,7 @@ for _m in range(LEX_MAX + 1):
         # (no negative indices: this module is compiled with wraparound=False)
         LEX_PARENT[_m][_k] = _index[_sub[:len(_sub) - 1]] if len(_sub) > 1 else -1
         LEX_LAST[_m][_k] = _sub[len(_sub) - 1]
-del _lex_order, _subsets, _index, _sub
+del _lex_order, _subsets, _index, _sub, _four
 
 
 # --- primitives ---
@@ -140,9 +144,11 @@ cdef int side_of(const Rules* r, int seat) noexcept nogil:
     return seat if seat < r.n_sides else seat % r.n_sides
 
 cdef inline int next_seat(int seat, int n) noexcept nogil:
-    """(seat + 1) % n, for seat >= 0, without a division in play."""
+    """(seat + 1) % n, for seat >= 0, without a division or a branch in play."""
     seat += 1
-    return seat if seat < n else seat % n
+    if seat >= 2 * n:                                   # never, for a seat
+        return seat % n
+    return seat - (n & -(seat >= n))
 
 cdef int cards_in_round(const Rules* r, int rnd) noexcept nogil:
     if r.five_players:
@@ -435,22 +441,46 @@ cdef inline int put_sets(Move* out, int n, int cap, u64 sel, const u64* sets, in
         sel &= sel - 1
     return n
 
-cdef inline u64 lex3_match(u64 sums, int target) noexcept nogil:
-    """Bit k set if byte k of sums equals target (1..14): which of the 7
-    subsets of a short table add up to it (SWAR, no branches)."""
+cdef inline u64 byte_match(u64 sums, int target) noexcept nogil:
+    """Bit k set if byte k of sums equals target (1..14), without branches."""
     cdef u64 y = sums ^ (<u64>target * <u64>0x0101010101010101)
     cdef u64 z = ((y & <u64>0x7F7F7F7F7F7F7F7F) + <u64>0x7F7F7F7F7F7F7F7F) | y
     z = ~z & <u64>0x8080808080808080                    # high bit of each zero byte
     return ((z >> 7) * <u64>0x0102040810204080) >> 56   # gathered to bits 0..7
 
-cdef inline u64 lex3_set(int k, u64 b0, u64 b1, u64 b2) noexcept nogil:
-    """The cards of subset k of three sorted table positions holding b0 b1 b2."""
-    cdef u64 p = LEX3_POS[k]
-    return (b0 & (<u64>0 - (p & 1))) | (b1 & (<u64>0 - (p >> 1 & 1))) | (b2 & (<u64>0 - (p >> 2 & 1)))
+cdef struct Short:
+    u64 w0, w1                  # subset sums (SHORT_MUL)
+    u64 b0, b1, b2, b3          # the cards of the sorted table, as bits
 
-cdef inline int put_lex3(Move* out, int n, int cap, u64 sel, u64 b0, u64 b1, u64 b2, int card) noexcept nogil:
+# gen_plays_short comes in two compiled versions, for 3 positions (Three) and
+# for 4 (Four): the fused type only selects the version, at compile time.
+cdef struct Three:
+    char unused
+cdef struct Four:
+    char unused
+ctypedef fused Positions:
+    Three
+    Four
+
+cdef inline u64 short_match(const Short* t, int target, Positions* four) noexcept nogil:
+    """Bit k set if subset k of the short table adds up to target."""
+    cdef u64 sel = byte_match(t.w0, target)
+    if Positions is Four:
+        sel |= byte_match(t.w1, target) << 8
+    return sel
+
+cdef inline u64 short_set(const Short* t, int k, Positions* four) noexcept nogil:
+    """The cards of subset k (none for k = 15)."""
+    cdef u64 p = SHORT_POS[1 if Positions is Four else 0][k]
+    cdef u64 x = (t.b0 & (<u64>0 - (p & 1))) | (t.b1 & (<u64>0 - (p >> 1 & 1))) | (t.b2 & (<u64>0 - (p >> 2 & 1)))
+    if Positions is Four:
+        x |= t.b3 & (<u64>0 - (p >> 3 & 1))
+    return x
+
+cdef inline int put_short(Move* out, int n, int cap, u64 sel, const Short* t, int card,
+                          Positions* four) noexcept nogil:
     while sel:
-        n = put(out, n, cap, lex3_set(lowest(sel), b0, b1, b2), card)
+        n = put(out, n, cap, short_set(t, lowest(sel), four), card)
         sel &= sel - 1
     return n
 
@@ -462,42 +492,57 @@ cdef inline int sort_key(const State* s, u64 rest) noexcept nogil:
     cdef int v = s.cval[c & ok]
     return ((v << 6 | c) & ok) | ((31 << 6 | 63) & ~ok)
 
+cdef inline void sort2(int* a, int* b) noexcept nogil:
+    cdef int lo = min(a[0], b[0]), hi = max(a[0], b[0])
+    a[0] = lo; b[0] = hi
+
 cdef int gen_plays_short(const State* s, const Rules* r, Move* out, int cap, int n,
-                         u64 h, u64 table) noexcept nogil:
-    """gen_moves's card plays for a table of 1 to 3 cards: the same moves in the
-    same order as gen_plays_dfs, with the subset sums of the table in one word."""
-    cdef int k0, k1, k2, lo, hi, c, v, before, single
-    cdef u64 sums, b0, b1, b2, sel, rest
+                         u64 h, u64 table, Positions* four) noexcept nogil:
+    """gen_moves's card plays for a table of 1 to 3 cards (Three) or of 4
+    (Four): the same moves in the same order as gen_plays_dfs, with the
+    subset sums of the table a byte each in one or two words."""
+    cdef int k0, k1, k2, k3, c, v, before, single, w
+    cdef u64 sel, rest
+    cdef Short t
     cdef Move mv
-    # the table sorted by (value, card): a sorting network on 3 keys
+    # the table sorted by (value, card), with sorting networks
     k0 = sort_key(s, table)
     rest = table & (table - 1)
     k1 = sort_key(s, rest)
-    k2 = sort_key(s, rest & (rest - 1))
-    lo = min(k0, k1); hi = max(k0, k1); k0 = lo; k1 = hi
-    lo = min(k1, k2); hi = max(k1, k2); k1 = lo; k2 = hi
-    lo = min(k0, k1); hi = max(k0, k1); k0 = lo; k1 = hi
-    sums = (<u64>(k0 >> 6) * LEX3_MUL[0] + <u64>(k1 >> 6) * LEX3_MUL[1]
-            + <u64>(k2 >> 6) * LEX3_MUL[2])
-    b0 = bit(k0 & 63); b1 = bit(k1 & 63); b2 = bit(k2 & 63)
+    rest &= rest - 1
+    k2 = sort_key(s, rest)
+    if Positions is Four:
+        k3 = sort_key(s, rest & (rest - 1))
+        sort2(&k0, &k1); sort2(&k2, &k3); sort2(&k0, &k2); sort2(&k1, &k3); sort2(&k1, &k2)
+    else:
+        k3 = 31 << 6 | 63
+        sort2(&k0, &k1); sort2(&k1, &k2); sort2(&k0, &k1)
+    w = 1 if Positions is Four else 0
+    t.w0 = (<u64>(k0 >> 6) * SHORT_MUL[w][0][0] + <u64>(k1 >> 6) * SHORT_MUL[w][1][0]
+            + <u64>(k2 >> 6) * SHORT_MUL[w][2][0] + <u64>(k3 >> 6) * SHORT_MUL[w][3][0])
+    t.w1 = 0
+    if Positions is Four:
+        t.w1 = (<u64>(k0 >> 6) * SHORT_MUL[1][0][1] + <u64>(k1 >> 6) * SHORT_MUL[1][1][1]
+                + <u64>(k2 >> 6) * SHORT_MUL[1][2][1] + <u64>(k3 >> 6) * SHORT_MUL[1][3][1])
+    t.b0 = bit(k0 & 63); t.b1 = bit(k1 & 63); t.b2 = bit(k2 & 63); t.b3 = bit(k3 & 63)
     mv.take2 = 0; mv.matta_rank = -1; mv.points = 0
     while h:
         c = lowest(h); h &= h - 1
         v = s.cval[c]
         before = n
-        if v != 1 and not r.single_match_first and cap - n >= 16:
+        if v != 1 and not r.single_match_first and cap - n >= 32:
             # the common case, without branches on what the table holds: the
-            # captures (R-SIMPLE in bits 0..6 of sel, then R-FIFTEEN in bits
-            # 8..14), then the drop (R-MUST), each written to out[n] and
-            # counted only if it is a move (there is room for 15 moves)
-            sel = lex3_match(sums, v) | lex3_match(sums, 15 - v) << 8
+            # captures (R-SIMPLE in bits 0..14 of sel, then R-FIFTEEN in bits
+            # 16..30), then the drop (R-MUST), each written to out[n] and
+            # counted only if it is a move (there is room for 31 moves)
+            sel = short_match(&t, v, four) | short_match(&t, 15 - v, four) << 16
             mv.card = c
-            mv.take = lex3_set(lowest(sel | 0x8000) & 7, b0, b1, b2)
+            mv.take = short_set(&t, lowest(sel | (<u64>1 << 31)) & 15, four)
             out[n] = mv
             n += sel != 0
             sel &= sel - 1
             while sel:
-                mv.take = lex3_set(lowest(sel) & 7, b0, b1, b2)
+                mv.take = short_set(&t, lowest(sel) & 15, four)
                 out[n] = mv
                 n += 1
                 sel &= sel - 1
@@ -509,19 +554,19 @@ cdef int gen_plays_short(const State* s, const Rules* r, Move* out, int cap, int
             if (k0 >> 6) != 1 or r.ace_on_ace == ACE_SWEEP:
                 n = put(out, n, cap, table, c)          # R-ACE (R-ACE-ACE sweep)
             else:                                       # R-ACE-ACE: the aces, in order
-                n = put_lex3(out, n, cap, lex3_match(sums, 1), b0, b1, b2, c)
+                n = put_short(out, n, cap, short_match(&t, 1, four), &t, c, four)
                 if r.ace_on_ace == ACE_OR_FIFTEEN:
-                    n = put_lex3(out, n, cap, lex3_match(sums, 14), b0, b1, b2, c)
+                    n = put_short(out, n, cap, short_match(&t, 14, four), &t, c, four)
         else:
             single = 0
             if r.single_match_first:                    # R-CHOICE
-                sel = lex3_match(sums, v) & LEX3_SINGLES
+                sel = short_match(&t, v, four) & SHORT_SINGLES[w]
                 if sel:
                     single = 1
-                    n = put_lex3(out, n, cap, sel, b0, b1, b2, c)
+                    n = put_short(out, n, cap, sel, &t, c, four)
             if not single:
-                n = put_lex3(out, n, cap, lex3_match(sums, v), b0, b1, b2, c)       # R-SIMPLE
-            n = put_lex3(out, n, cap, lex3_match(sums, 15 - v), b0, b1, b2, c)      # R-FIFTEEN
+                n = put_short(out, n, cap, short_match(&t, v, four), &t, c, four)       # R-SIMPLE
+            n = put_short(out, n, cap, short_match(&t, 15 - v, four), &t, c, four)      # R-FIFTEEN
         if n == before or r.capture_optional:           # R-MUST
             n = put(out, n, cap, 0, c)
     return n
@@ -575,7 +620,10 @@ cdef int gen_moves(const State* s, const Rules* r, Move* out, int cap) noexcept 
     t = table & (table - 1)
     t = t & (t - 1)
     if not (t & (t - 1)):                               # 1 to 3 cards
-        return gen_plays_short(s, r, out, cap, n, h, table)
+        return gen_plays_short(s, r, out, cap, n, h, table, <Three*>NULL)
+    t &= t - 1
+    if not (t & (t - 1)):                               # 4 cards
+        return gen_plays_short(s, r, out, cap, n, h, table, <Four*>NULL)
     # the table sorted by capture value, ties by card (a stable insertion sort)
     ace_on_table = 0
     ntab = 0
@@ -645,7 +693,7 @@ cdef int gen_moves(const State* s, const Rules* r, Move* out, int cap) noexcept 
 cdef void apply_move(State* s, const Rules* r, const Move* m) noexcept nogil:
     """Play a move; does not check that it is legal."""
     cdef int seat = s.turn, side = side_of(r, seat), k, best, who, np = r.n_players
-    cdef u64 b, left = 0
+    cdef u64 b, left = 0, take, took, table
     if m.card < 0:                                      # a declaration
         s.decl[side] += m.points
         s.public[seat] |= m.take | m.take2
@@ -660,14 +708,16 @@ cdef void apply_move(State* s, const Rules* r, const Move* m) noexcept nogil:
         left |= s.hand[k]
     if r.five_players and s.round == 2:
         s.low_card[seat] = s.cval[m.card]
-    if m.take:
-        s.table &= ~m.take
-        s.pile[side] |= m.take | b
-        s.last_capturer = side
-        if s.table == 0 and not (left == 0 and s.stock_pos == N_CARDS):
-            s.scope[side] += 1                          # R-SCOPA, not on the last card
-    else:
-        s.table |= b
+    # a capture takes m.take and the card, else the card stays on the table
+    # (without branches: whether a card captures is anybody's guess)
+    take = m.take
+    took = -(<u64>(take != 0))                          # all ones if it captures
+    table = (s.table & ~take) | (b & ~took)
+    s.table = table
+    s.pile[side] |= (take | b) & took
+    s.last_capturer = (side & <int>took) | (s.last_capturer & ~<int>took)
+    # R-SCOPA, not on the last card of the hand
+    s.scope[side] += (take != 0) & (table == 0) & ((left != 0) | (s.stock_pos != N_CARDS))
     s.turn = next_seat(seat, np)
     if left:
         return
