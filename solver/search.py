@@ -295,7 +295,11 @@ def _thread_seed(seed: int, t: int) -> int:
 def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float | None,
          seed: int, threads: int, cancel: CancelToken | None, sensitive: bool = False,
          on_progress: Callable[[SearchResult], None] | None = None,
-         progress_interval_ms: float = 250.0, **params) -> SearchResult:
+         progress_interval_ms: float = 250.0, paired_share: float = PAIRED_SHARE,
+         pick: str = "paired", **params) -> SearchResult:
+    """The search behind search() and flat_monte_carlo(); `params` go to the
+    Searcher (c_ucb, eps_milli, follow_min), `pick` = "visits" recommends the
+    tree's most visited move instead of the paired phase's best (for tuning)."""
     if iterations is not None and (not isinstance(iterations, int) or iterations < 1):
         raise StateError(f"search: iterations must be a positive integer, got {iterations!r}")
     if time_ms is not None and not time_ms > 0:
@@ -332,7 +336,7 @@ def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float
         if method == "forced":
             s.paired(FORCED_WORLDS // threads + 1, 0.0, FORCED_WORLDS // threads + 1)
             return
-        share = 1.0 if method == "flat" else PAIRED_SHARE
+        share = 1.0 if method == "flat" else paired_share
         if method == "ismcts":
             it = (iterations * (1 - share) / threads) if iterations else 2**62
             t_tree = start + (1 - share) * (deadline - start) if deadline else 0.0
@@ -347,7 +351,7 @@ def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float
         elapsed = (time.monotonic() - start) * 1000.0
         return _result([s.stats() for s in searchers], searchers[0].root_moves, rules, method,
                         elapsed, (any(cut) or stop.is_set) if final else False, threads,
-                        equity is not None, match_mode)
+                        equity is not None, match_mode, pick if method == "ismcts" else "paired")
 
     if threads == 1 and on_progress is None:
         work(0, searchers[0])
@@ -369,7 +373,8 @@ def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float
 
 
 def _result(stats: list[dict], root: list[tuple], rules: Rules, method: str, elapsed_ms: float,
-            cut_short: bool, threads: int, has_equity: bool, match_mode: bool) -> SearchResult:
+            cut_short: bool, threads: int, has_equity: bool, match_mode: bool,
+            pick: str = "paired") -> SearchResult:
     n = len(root)
     matta = rules.matta_card
     moves = [Move.from_core(t, matta) for t in root]
@@ -396,6 +401,9 @@ def _result(stats: list[dict], root: list[tuple], rules: Rules, method: str, ela
         se = [math.sqrt(max(cov(i, i), 0.0) / worlds) for i in range(n)]
         key = wmean if match_mode else mean
         best = max(range(n), key=lambda i: (key[i], mean[i], -i))
+        if pick == "visits":
+            visits = add("visits")
+            best = max(range(n), key=lambda i: (visits[i], key[i], -i))
         diff_se = [math.sqrt(max(cov(i, i) + cov(best, best) - 2 * cov(i, best), 0.0) / worlds)
                    for i in range(n)]
         win = list(wmean) if has_equity else [None] * n

@@ -16,8 +16,8 @@ import pytest
 
 from cirulla.solver import Card, Match, Move, Rules, StateError, _core
 from cirulla.solver.cards import cards_of, mask_of
-from cirulla.solver.search import (CancelToken, Knowledge, SearchResult, _search, equity_table,
-                                   flat_monte_carlo, search, win_chance)
+from cirulla.solver.search import (CancelToken, Knowledge, SearchResult, _rules_struct, _search,
+                                   equity_table, flat_monte_carlo, search, win_chance)
 
 from rules_support import position
 
@@ -424,3 +424,115 @@ def test_exact_worlds_honour_the_declaration_inference():
     assert {m.move: m.expected for m in res.moves} == pytest.approx(want, abs=1e-9)
     every = brute_expected(match, seat)
     assert res.info["worlds"] < 7 * 20 and want != every
+
+
+# --- 5. match equity -------------------------------------------------------------------
+
+def test_equity_table_shape_and_symmetry():
+    rules = Rules()
+    table = equity_table(rules)
+    assert table is not None and table.target == 51
+    assert equity_table(Rules(players=3)) is None                   # 3 sides: not modelled
+    assert equity_table(Rules(hands=4)) is None                     # R-HANDS-LIMIT
+    assert 0.4 < table.win0(0, 0, 0) < 0.6
+    assert table.win0(50, 0, 1) > 0.97 and table.win0(0, 50, 0) < 0.03
+    for a, b, d in [(0, 0, 0), (10, 30, 1), (45, 49, 0), (50, 50, 1), (60, 55, 0)]:
+        # the same match seen from the other side (R-TARGET is symmetric)
+        assert table.win0(a, b, d) == pytest.approx(1 - table.win0(b, a, 1 - d), abs=1e-5)
+    for b in (0, 20, 40):
+        row = [table.win0(a, b, 0) for a in range(0, 51, 5)]
+        assert row == sorted(row)                                   # more points, more wins
+    assert win_chance(rules, (55, 40), 0) == 1.0                    # past the target, ahead: won
+    assert win_chance(Rules(players=3), (0, 0), 0) is None
+
+
+def test_equity_dynamic_programming_against_a_plain_recursion():
+    """The table for a small target from the same hand distribution, recomputed
+    by memoised recursion over (scores, dealer side)."""
+    from functools import lru_cache
+
+    counts, cd, co = _search.hand_distribution(_rules_struct(Rules()), 20000, 7)
+    target = 9
+    table = _search.EquityTable(counts, cd, co, target)
+    pairs = [(x, y, k) for x, row in enumerate(counts) for y, k in enumerate(row) if k and (x or y)]
+    total = sum(k for _, _, k in pairs) + cd + co
+    p_tie_hand = {d: 0.0 for d in (0, 1)}
+
+    def hand_outcomes(d):           # (side 0 points, side 1 points, p), side d dealing
+        for x, y, k in pairs:
+            yield (x, y, k / total) if d == 0 else (y, x, k / total)
+
+    for d in (0, 1):
+        p_tie_hand[d] = sum(p for a, b, p in hand_outcomes(d) if a == b)
+
+    def p_side0_hand(d):
+        return sum(p for a, b, p in hand_outcomes(d) if a > b) + (cd if d == 0 else co) / total
+
+    e0, e1 = p_tie_hand[0], p_tie_hand[1]
+    tie = {0: (p_side0_hand(0) + e0 * p_side0_hand(1)) / (1 - e0 * e1)}
+    tie[1] = (p_side0_hand(1) + e1 * p_side0_hand(0)) / (1 - e0 * e1)
+
+    @lru_cache(maxsize=None)
+    def w(a, b, d):
+        if a >= target or b >= target:
+            return 1.0 if a > b else 0.0 if a < b else tie[d]
+        return (cd if d == 0 else co) / total + sum(p * w(a + x, b + y, 1 - d)
+                                                    for x, y, p in hand_outcomes(d))
+
+    for a in range(target):
+        for b in range(target):
+            for d in (0, 1):
+                assert table.win0(a, b, d) == pytest.approx(w(a, b, d), abs=1e-5)
+
+
+def _lexicographic(core, me: int, scores, table, next_dealer_side: int):
+    """Brute force of the match objective: the chance of winning, then the margin."""
+    if core.phase == _core.PHASE_OVER:
+        pts = [sum(row) for row in core.score()]
+        capp = core.cappotto()
+        if capp >= 0:
+            win = 1.0 if capp == me else 0.0
+        else:
+            w0 = table.win0(scores[0] + pts[0], scores[1] + pts[1], next_dealer_side)
+            win = w0 if me == 0 else 1 - w0
+        return (round(win * 10000), pts[me] - pts[1 - me], win)
+    values = []
+    for mv in core.legal_moves():
+        child = core.copy()
+        child.apply(*mv)
+        values.append(_lexicographic(child, me, scores, table, next_dealer_side))
+    return max(values) if core.turn == me else min(values)
+
+
+def test_near_the_target_moves_are_ranked_by_the_chance_of_winning():
+    rules = Rules()
+    match = _endgame(rules, 2, 0, 3)
+    seat = match.to_move
+    match.scores = [44, 46] if seat == 0 else [46, 44]      # the hand decides the match
+    res = search(match.view(seat), seed=1)
+    assert res.method == "exact" and res.ranked_by == "win_chance"
+    table = equity_table(rules)
+    core = match._core
+    want = {}
+    for mv in core.legal_moves():
+        child = core.copy()
+        child.apply(*mv)
+        want[Move.from_core(mv, rules.matta_card)] = _lexicographic(
+            child, seat, match.scores, table, rules.side_of((core.dealer + 1) % 2))
+    got = {m.move: m for m in res.moves}
+    for move, (_, margin, win) in want.items():
+        assert got[move].win_chance == pytest.approx(win, abs=1e-6)
+        assert got[move].expected == margin
+    assert res.best == max(want, key=lambda m: want[m][:2])
+    # far from the target: ranked by points
+    match.scores = [0, 0]
+    assert search(match.view(seat), seed=1).ranked_by == "expected"
+
+
+def test_ismcts_reports_win_chance_near_the_target():
+    match = advance_greedy(Match(Rules(), seed=31), 4)
+    match.scores = [40, 45]
+    res = search(match.view(match.to_move), iterations=3000, seed=2)
+    assert res.method == "ismcts" and res.ranked_by == "win_chance"
+    assert res.moves[0].win_chance == max(m.win_chance for m in res.moves)
+    assert all(0 <= m.win_chance <= 1 for m in res.moves)

@@ -1,0 +1,295 @@
+"""Engines against each other in duplicate matches (issue 3).
+
+Each pair is one match played twice from the same seed, so with the same
+deals, with the engines' seats swapped; every pairing of engines sees the same
+seeds. What luck the cards bring to one side in one game it brings to the
+other engine in the other, so the margin measures play, not cards.
+
+Engines (`EngineSpec.parse`): ``random``, ``greedy`` (the core's greedy
+policy), ``flatmc`` (flat Monte Carlo: every move on random worlds), ``ismcts``
+(the search), ``cheat`` (the search on the true world: it sees every card, the
+upper bound of what guessing better could gain). A budget follows a colon:
+``ismcts:100ms``, ``flatmc:20000it``; the default is 100 ms.
+
+    python -m cirulla.solver.arena ismcts:100ms greedy --pairs 200 --jobs 2
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from .errors import CirullaError, StateError
+from .events import HandEnd
+from .match import Match
+from .moves import Move
+from .rules import PRESETS, Rules
+from .search import Knowledge, _match_sensitive, _run, flat_monte_carlo, search
+
+ENGINES = ("random", "greedy", "flatmc", "ismcts", "cheat")
+MAX_HANDS = 200                 # a match still tied after this many hands counts as a draw
+
+
+TUNING = {"c": ("c_ucb", float), "eps": ("eps_milli", int), "follow": ("follow_min", int),
+          "share": ("paired_share", float), "pick": ("pick", str)}
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    kind: str
+    time_ms: float | None = None
+    iterations: int | None = None
+    params: tuple[tuple[str, object], ...] = ()     # tuning knobs of the search
+
+    @classmethod
+    def parse(cls, text: str) -> "EngineSpec":
+        """``kind[:budget[:knobs]]``: budget ``100ms`` or ``5000it``; knobs (for
+        tuning) like ``c=4,eps=100,follow=8,share=0.25,pick=paired``.
+
+        :raises CirullaError: for an unknown engine, budget or knob.
+        """
+        kind, _, rest = text.strip().lower().partition(":")
+        budget, _, knobs = rest.partition(":")
+        if kind not in ENGINES:
+            raise CirullaError(f"engine {text!r}: the engines are {', '.join(ENGINES)}")
+        if kind in ("random", "greedy"):
+            if rest:
+                raise CirullaError(f"engine {text!r}: {kind} takes no budget")
+            return cls(kind)
+        params = []
+        for item in filter(None, knobs.split(",")):
+            name, _, value = item.partition("=")
+            if name not in TUNING:
+                raise CirullaError(f"engine {text!r}: unknown knob {name!r} (knobs: {', '.join(TUNING)})")
+            try:
+                params.append((TUNING[name][0], TUNING[name][1](value)))
+            except ValueError:
+                raise CirullaError(f"engine {text!r}: bad value for {name}") from None
+        if not budget:
+            return cls(kind, time_ms=100.0, params=tuple(params))
+        try:
+            if budget.endswith("ms"):
+                value = float(budget[:-2])
+                if value > 0:
+                    return cls(kind, time_ms=value, params=tuple(params))
+            elif budget.endswith("it"):
+                value = int(budget[:-2])
+                if value > 0:
+                    return cls(kind, iterations=value, params=tuple(params))
+        except ValueError:
+            pass
+        raise CirullaError(f"engine {text!r}: a budget is like 100ms or 5000it")
+
+    def __str__(self) -> str:
+        text = self.kind
+        if self.time_ms is not None:
+            text += f":{self.time_ms:g}ms"
+        elif self.iterations is not None:
+            text += f":{self.iterations}it"
+        if self.params:
+            short = {v[0]: k for k, v in TUNING.items()}
+            text += ":" + ",".join(f"{short[k]}={v}" for k, v in self.params)
+        return text
+
+
+def _greedy(match: Match) -> Move:
+    moves = match.legal_moves
+    return moves[match._core.greedy_choice([m.to_core() for m in moves])]
+
+
+def make_player(spec: EngineSpec, seed: int) -> Callable[[Match], Move]:
+    """A function from a match (at this engine's turn) to its move."""
+    rnd = random.Random(seed)
+    budget = dict(time_ms=spec.time_ms, iterations=spec.iterations)
+    knobs = dict(spec.params)
+
+    def play(match: Match) -> Move:
+        moves = match.legal_moves
+        if spec.kind == "random":
+            return rnd.choice(moves)
+        if spec.kind == "greedy" or len(moves) == 1:
+            return _greedy(match)
+        s = rnd.getrandbits(63)
+        seat = match.to_move
+        if spec.kind == "flatmc" and not knobs:
+            return flat_monte_carlo(match.view(seat), seed=s, **budget).best
+        if spec.kind == "ismcts" and not knobs:
+            return search(match.view(seat), seed=s, **budget).best
+        view = match.view(seat)
+        know = Knowledge.true_world(match, seat) if spec.kind == "cheat" else Knowledge.of(view)
+        return _run(know, "flat" if spec.kind == "flatmc" else "auto", seed=s, threads=1,
+                    cancel=None, sensitive=_match_sensitive(view), **budget, **knobs).best
+
+    return play
+
+
+@dataclass
+class GameResult:
+    """One match of a pair, from engine A's point of view."""
+    hands: list[tuple[int, int]] = field(default_factory=list)   # (A's side points, B's) per hand
+    a_won: float = 0.5          # 1, 0, or 0.5 for a draw
+    times: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
+
+
+def play_game(a: EngineSpec, b: EngineSpec, rules: Rules, seed: int, a_side: int) -> GameResult:
+    """One match from `seed` with engine A playing the seats of side a_side."""
+    match = Match(rules, seed=seed, dealer=seed % rules.players)
+    players = (make_player(a, seed * 2 + 1), make_player(b, seed * 2 + 2))
+    out = GameResult()
+    seen = 0
+    while not match.is_over and len(out.hands) < MAX_HANDS:
+        seat = match.to_move
+        who = 0 if rules.side_of(seat) == a_side else 1
+        t = time.perf_counter()
+        move = players[who](match)
+        out.times[who].append(time.perf_counter() - t)
+        match.play(move)
+        for e in match.events[seen:]:
+            if isinstance(e, HandEnd):
+                pts = [s.total for s in e.sides]
+                out.hands.append((pts[a_side], pts[1 - a_side]))
+        seen = len(match.events)
+    if match.winner is not None:
+        out.a_won = 1.0 if match.winner == a_side else 0.0
+    return out
+
+
+def play_pair(a: EngineSpec, b: EngineSpec, rules: Rules, seed: int) -> tuple[GameResult, GameResult]:
+    """The same match (same deals) twice, A in side 0 then in side 1."""
+    return play_game(a, b, rules, seed, 0), play_game(a, b, rules, seed, 1)
+
+
+@dataclass(frozen=True)
+class ArenaResult:
+    a: str
+    b: str
+    pairs: int
+    hands: int
+    margin: float               # A's points minus B's, per hand
+    margin_ci: tuple[float, float]
+    hand_win: float             # share of hands A's side scored more (ties count half)
+    hand_ties: float
+    match_win: float            # share of matches A won (draws count half)
+    match_win_ci: tuple[float, float]
+    ms_per_move: tuple[float, float]
+
+    def lines(self) -> list[str]:
+        lo, hi = self.margin_ci
+        mlo, mhi = self.match_win_ci
+        return [
+            f"arena: {self.a} vs {self.b}, {self.pairs} duplicate pairs, {self.hands} hands",
+            f"margin: {self.margin:+.3f} points/hand (95% CI {lo:+.3f} .. {hi:+.3f})",
+            f"hand_win: {100 * self.hand_win:.1f} % (ties {100 * self.hand_ties:.1f} %)",
+            f"match_win: {100 * self.match_win:.1f} % (95% CI {100 * mlo:.1f} .. {100 * mhi:.1f})",
+            f"time_per_move: {self.a} {self.ms_per_move[0]:.2f} ms, {self.b} {self.ms_per_move[1]:.2f} ms",
+        ]
+
+
+def summarize(a: EngineSpec, b: EngineSpec, pairs: Sequence[tuple[GameResult, GameResult]]) -> ArenaResult:
+    """Margin per hand as a ratio over pairs (the pair is the independent unit:
+    its two games share the deals), with a delta-method 95% interval."""
+    d = [sum(x - y for g in p for x, y in g.hands) for p in pairs]
+    h = [sum(len(g.hands) for g in p) for p in pairs]
+    n, hands = len(pairs), sum(h)
+    margin = sum(d) / hands if hands else 0.0
+    if n > 1 and hands:
+        resid = [di - margin * hi for di, hi in zip(d, h)]
+        se = math.sqrt(sum(r * r for r in resid) / (n * (n - 1))) / (hands / n)
+    else:
+        se = math.inf
+    every = [(x, y) for p in pairs for g in p for x, y in g.hands]
+    wins = sum(x > y for x, y in every)
+    ties = sum(x == y for x, y in every)
+    won = [sum(g.a_won for g in p) / 2 for p in pairs]
+    mw = sum(won) / n if n else 0.0
+    mse = math.sqrt(sum((w - mw) ** 2 for w in won) / (n * (n - 1))) if n > 1 else math.inf
+    times = [[t for p in pairs for g in p for t in g.times[k]] for k in (0, 1)]
+    ms = tuple(1000 * sum(t) / len(t) if t else 0.0 for t in times)
+    return ArenaResult(str(a), str(b), n, hands, margin, (margin - 1.96 * se, margin + 1.96 * se),
+                       (wins + ties / 2) / len(every) if every else 0.0,
+                       ties / len(every) if every else 0.0,
+                       mw, (mw - 1.96 * mse, mw + 1.96 * mse), ms)
+
+
+def _pair_job(args) -> tuple[GameResult, GameResult]:
+    return play_pair(*args)
+
+
+def arena(a: EngineSpec | str, b: EngineSpec | str, *, rules: Rules | None = None, pairs: int = 100,
+          seed: int = 0, jobs: int = 1,
+          on_pair: Callable[[int, ArenaResult], None] | None = None) -> ArenaResult:
+    """Play `pairs` duplicate pairs of A against B (2 sides only).
+
+    The pair k uses the match seed ``seed + k`` for every pairing of engines.
+    :raises StateError: for rules with more than two sides.
+    """
+    a = a if isinstance(a, EngineSpec) else EngineSpec.parse(a)
+    b = b if isinstance(b, EngineSpec) else EngineSpec.parse(b)
+    rules = rules or Rules()
+    if rules.n_sides != 2:
+        raise StateError(f"arena: two sides only (2 or 4 players), not {rules.players} players")
+    if pairs < 1:
+        raise StateError(f"arena: pairs must be positive, got {pairs}")
+    tasks = [(a, b, rules, seed + k) for k in range(pairs)]
+    done: list[tuple[GameResult, GameResult]] = []
+    if jobs <= 1:
+        results = map(_pair_job, tasks)
+        for r in results:
+            done.append(r)
+            if on_pair:
+                on_pair(len(done), summarize(a, b, done))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for r in pool.map(_pair_job, tasks):
+                done.append(r)
+                if on_pair:
+                    on_pair(len(done), summarize(a, b, done))
+    return summarize(a, b, done)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m cirulla.solver.arena", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("a", help="engine A, e.g. ismcts:100ms")
+    p.add_argument("b", help="engine B, e.g. greedy")
+    p.add_argument("--pairs", type=int, default=100, help="duplicate pairs of matches (default 100)")
+    p.add_argument("--preset", default="classic", choices=sorted(PRESETS))
+    p.add_argument("--players", type=int, default=2, choices=(2, 4))
+    p.add_argument("--target", type=int, default=None, help="match target (default: the preset's)")
+    p.add_argument("--hands", type=int, default=None,
+                   help="matches of this many hands instead of a target (1: single hands)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--jobs", type=int, default=1, help="processes (one engine search each)")
+    p.add_argument("--progress", type=int, default=0, metavar="N", help="print the figures every N pairs")
+    args = p.parse_args(argv)
+    try:
+        options = {"players": args.players}
+        if args.target is not None:
+            options["target"] = args.target
+        if args.hands is not None:
+            options["hands"] = args.hands
+        rules = Rules.preset(args.preset, **options)
+
+        def progress(k: int, res: ArenaResult) -> None:
+            if args.progress and k % args.progress == 0 and k < args.pairs:
+                print(f"[{k}/{args.pairs}] " + res.lines()[1], flush=True)
+
+        res = arena(args.a, args.b, rules=rules, pairs=args.pairs, seed=args.seed, jobs=args.jobs,
+                    on_pair=progress)
+    except CirullaError as e:
+        print(f"arena: {e}", file=sys.stderr)
+        return 2
+    print(f"rules: {args.preset}, {rules.players} players, "
+          + (f"{rules.hands} hand(s) per match" if rules.hands else f"target {rules.target}"))
+    for line in res.lines():
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,59 @@
+"""The arena: duplicate matches between engines (issue 3)."""
+from __future__ import annotations
+
+import pytest
+
+from cirulla.solver import CirullaError, Rules, StateError
+from cirulla.solver.arena import EngineSpec, arena, main, play_pair, summarize
+
+
+def test_engine_specs_parse_and_print_back():
+    assert EngineSpec.parse("greedy") == EngineSpec("greedy")
+    assert EngineSpec.parse("ismcts") == EngineSpec("ismcts", time_ms=100.0)
+    assert EngineSpec.parse("flatmc:2500it") == EngineSpec("flatmc", iterations=2500)
+    spec = EngineSpec.parse("ismcts:50ms:c=3,eps=0")
+    assert spec.time_ms == 50 and dict(spec.params) == {"c_ucb": 3.0, "eps_milli": 0}
+    for text in ("greedy", "cheat:20ms", "ismcts:50ms:c=3.0,eps=0"):
+        assert str(EngineSpec.parse(text)) == text
+    for bad in ("alphazero", "greedy:10ms", "ismcts:fast", "ismcts:0it", "ismcts:10ms:zz=1"):
+        with pytest.raises(CirullaError):
+            EngineSpec.parse(bad)
+
+
+def test_a_pair_plays_the_same_deals_with_seats_swapped():
+    """Greedy against itself in duplicate: the second game is the first with the
+    sides swapped, card for card, so the pair's margin is exactly 0."""
+    g = EngineSpec("greedy")
+    first, second = play_pair(g, g, Rules(target=21), 5)
+    assert first.hands and first.hands == [(b, a) for a, b in second.hands]
+    assert first.a_won + second.a_won == 1.0
+    assert summarize(g, g, [(first, second)]).margin == 0.0
+
+
+def test_greedy_beats_random():
+    res = arena("greedy", "random", rules=Rules(hands=1), pairs=30, seed=1)
+    assert res.pairs == 30 and res.hands >= 60
+    lo, hi = res.margin_ci
+    assert lo > 0 and lo < res.margin < hi
+    assert res.hand_win > 0.6 and res.match_win > 0.6
+
+
+def test_search_engines_play_whole_matches():
+    res = arena("ismcts:300it", "flatmc:300it", rules=Rules(target=11), pairs=2, seed=3)
+    assert res.hands >= 4 and 0 <= res.match_win <= 1
+    assert res.ms_per_move[0] > 0 and res.ms_per_move[1] > 0
+    cheat = arena("cheat:300it", "greedy", rules=Rules(hands=1, players=4), pairs=2, seed=3)
+    assert cheat.hands >= 4
+
+
+def test_two_sides_only():
+    with pytest.raises(StateError, match="two sides"):
+        arena("greedy", "random", rules=Rules(players=3), pairs=1)
+
+
+def test_command_line(capsys):
+    assert main(["greedy", "random", "--pairs", "3", "--hands", "1", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "margin:" in out and "points/hand (95% CI" in out and "match_win:" in out
+    assert main(["greedy", "nobody", "--pairs", "1"]) == 2
+    assert "engines are" in capsys.readouterr().err
