@@ -113,6 +113,11 @@ def serve(config: ServerConfig) -> int:
         return 1
     log.info("cirulla.v1 listening on %s (%s%s)", running.address, "TLS" if config.tls else "plaintext",
              ", bearer token required" if config.token else "")
+    host = config.listen.rpartition(":")[0].strip("[]")
+    if host not in ("127.0.0.1", "localhost", "::1") and not (config.token and config.tls):
+        log.warning("listening beyond this machine without %s: anyone who can reach %s can use it",
+                    "a token and TLS" if not config.token and not config.tls else
+                    "a token" if not config.token else "TLS (the token travels in clear)", running.address)
     while not stop.wait(0.5):
         pass
     log.info("stopping: NOT_SERVING, %d call(s) in flight, %.1f s grace", running.calls.in_flight,
