@@ -811,6 +811,7 @@ cdef int greedy_index(const State* s, const Rules* r, const Move* moves, int n) 
     a scopa; a drop costs the card; leaving a table that one card can sweep
     (its sum 14 or less) costs about a scopa's risk."""
     cdef int i, best = -1 << 30, who = 0, score, table_sum = 0, rest, c, k, left = 0
+    cdef int took, sweep, last, risk, wsum, vsum, better
     cdef u64 t = s.table, hk
     while t:
         c = lowest(t); t &= t - 1
@@ -818,31 +819,33 @@ cdef int greedy_index(const State* s, const Rules* r, const Move* moves, int n) 
     # left: the cards in all hands, but only whether 0, 1 or more matters
     for k in range(r.n_players):
         hk = s.hand[k]
-        if hk:
-            left += 1 if hk & (hk - 1) == 0 else 2
+        left += (hk != 0) + ((hk & (hk - 1)) != 0)
+    last = (left == 1) & (s.stock_pos == N_CARDS)      # the hand's last card: no scopa
+    risk = left > 1
     for i in range(n):
-        if moves[i].card < 0:
+        c = moves[i].card
+        if c < 0:
             score = 10000 + moves[i].points * 100
-        elif moves[i].take:
-            score = GREEDY_W[moves[i].card]
-            rest = table_sum
-            t = moves[i].take
-            while t:
-                c = lowest(t); t &= t - 1
-                score += GREEDY_W[c]
-                rest -= s.cval[c]
-            if rest == 0:
-                if not (left == 1 and s.stock_pos == N_CARDS):
-                    score += 100
-            elif rest <= 14 and left > 1:
-                score -= 40
         else:
-            score = -GREEDY_W[moves[i].card]
-            rest = table_sum + s.cval[moves[i].card]
-            if rest <= 14 and left > 1:
-                score -= 40
-        if score > best:
-            best = score; who = i
+            # a capture: its cards' worth, plus a scopa if it empties the table,
+            # else minus the risk of a table one card can sweep; a drop: minus
+            # the card and that risk (no branches on which it is)
+            wsum = GREEDY_W[c]
+            vsum = 0
+            t = moves[i].take
+            took = t != 0
+            while t:
+                k = lowest(t); t &= t - 1
+                wsum += GREEDY_W[k]
+                vsum += s.cval[k]
+            rest = table_sum - vsum if took else table_sum + s.cval[c]
+            score = wsum if took else -GREEDY_W[c]
+            sweep = took & (rest == 0)
+            score += 100 * (sweep & (last ^ 1))
+            score -= 40 * ((sweep ^ 1) & (rest <= 14) & risk)
+        better = score > best
+        best = score if better else best
+        who = i if better else who
     return who
 
 cdef void play_out(State* s, const Rules* r, Rng* rng, int greedy, Move* buf) noexcept nogil:
