@@ -515,16 +515,16 @@ cdef int gen_plays_short(const State* s, const Rules* r, Move* out, int cap, int
         k3 = sort_key(s, rest & (rest - 1))
         sort2(&k0, &k1); sort2(&k2, &k3); sort2(&k0, &k2); sort2(&k1, &k3); sort2(&k1, &k2)
     else:
-        k3 = 31 << 6 | 63
         sort2(&k0, &k1); sort2(&k1, &k2); sort2(&k0, &k1)
     w = 1 if Positions is Four else 0
     t.w0 = (<u64>(k0 >> 6) * SHORT_MUL[w][0][0] + <u64>(k1 >> 6) * SHORT_MUL[w][1][0]
-            + <u64>(k2 >> 6) * SHORT_MUL[w][2][0] + <u64>(k3 >> 6) * SHORT_MUL[w][3][0])
-    t.w1 = 0
+            + <u64>(k2 >> 6) * SHORT_MUL[w][2][0])
+    t.b0 = bit(k0 & 63); t.b1 = bit(k1 & 63); t.b2 = bit(k2 & 63)
     if Positions is Four:
+        t.w0 += <u64>(k3 >> 6) * SHORT_MUL[1][3][0]
         t.w1 = (<u64>(k0 >> 6) * SHORT_MUL[1][0][1] + <u64>(k1 >> 6) * SHORT_MUL[1][1][1]
                 + <u64>(k2 >> 6) * SHORT_MUL[1][2][1] + <u64>(k3 >> 6) * SHORT_MUL[1][3][1])
-    t.b0 = bit(k0 & 63); t.b1 = bit(k1 & 63); t.b2 = bit(k2 & 63); t.b3 = bit(k3 & 63)
+        t.b3 = bit(k3 & 63)
     mv.take2 = 0; mv.matta_rank = -1; mv.points = 0
     while h:
         c = lowest(h); h &= h - 1

@@ -195,6 +195,177 @@ def test_api_hands_digest(name: str) -> None:
     assert api_digest(name) == GOLDEN_API[name]
 
 
+# --- a reference for the move order: the core's move generation as it was at
+# b40b364 (a depth-first search over the table sorted by capture value),
+# ported line by line, compared with legal_moves() on random positions ---
+
+def _ref_triple_points(rules: dict, cards: int, v0: int, v1: int, v2: int) -> int:
+    pts = 0
+    if rules["grande_in_hand"] and cards == (1 << 7 | 1 << 8 | 1 << 9):
+        return 30
+    if v0 == v1 == v2:
+        pts = 10
+    if v0 + v1 + v2 <= 9:
+        if pts and rules["buona_stack"]:
+            pts = 13
+        elif not pts:
+            pts = 3
+    return pts
+
+
+def _bits(x: int) -> list[int]:
+    return [c for c in range(64) if x >> c & 1]
+
+
+def _ref_triple_namings(rules: dict, cards: int) -> list[tuple[int, int]]:
+    matta = rules["matta"]
+    cs = _bits(cards)
+    v = [c % 10 + 1 for c in cs]
+    mi = cs.index(matta) if matta in cs else -1
+    out = []
+    pts = _ref_triple_points(rules, cards, *v)
+    if pts:
+        out.append((-1, pts))
+    if mi >= 0:
+        for rank in range(10):
+            if rank == matta % 10:
+                continue
+            v[mi] = rank + 1
+            pts = _ref_triple_points(rules, cards, *v)
+            if pts:
+                out.append((rank, pts))
+    return out
+
+
+def _ref_declarations(rules: dict, h: int) -> list[tuple]:
+    cards = _bits(h)
+    out = []
+    if len(cards) == 1:
+        if rules["five_players"] and cards[0] == rules["matta"]:
+            out += [(-1, h, 0, rank, 0) for rank in range(3)]
+        return out
+    triples = []
+    for i in range(len(cards)):
+        for j in range(i + 1, len(cards)):
+            for k in range(j + 1, len(cards)):
+                a = 1 << cards[i] | 1 << cards[j] | 1 << cards[k]
+                names = _ref_triple_namings(rules, a)
+                if names:
+                    triples.append((a, names))
+    for a, names in triples:
+        out += [(-1, a, 0, rank, pts) for rank, pts in names]
+    for i in range(len(triples)):
+        for j in range(i + 1, len(triples)):
+            (a, na), (b, nb) = triples[i], triples[j]
+            if a & b:
+                continue
+            for x, px in na:
+                for y, py in nb:
+                    if x >= 0 and y >= 0:
+                        continue
+                    out.append((-1, a, b, x if x >= 0 else y, px + py))
+    return out
+
+
+def _ref_moves(rules: dict, f: dict) -> list[tuple]:
+    """legal_moves() of the position f (export()'s fields) by the old algorithm."""
+    if f["phase"] != _core.PHASE_PLAY:
+        return []
+    seat, cval, table = f["turn"], f["cval"], f["table"]
+    h = f["hand"][seat]
+    out: list[tuple] = []
+    if not (f["declared"] >> seat & 1) and bin(h).count("1") == f["round_cards"]:
+        out = _ref_declarations(rules, h)
+        if rules["decl_mandatory"]:
+            scoring = [m for m in out if m[4] > 0]
+            if scoring:
+                return scoring
+    tab = sorted(_bits(table), key=lambda c: (cval[c], c))     # stable: by value, then card
+    tval = [cval[c] for c in tab]
+    ace_on_table = 1 in tval
+
+    def subsets(start: int, remaining: int, taken: int, emit) -> None:
+        for i in range(start, len(tab)):
+            v = tval[i]
+            if v > remaining:
+                break
+            if v == remaining:
+                emit(taken | 1 << tab[i])
+            else:
+                subsets(i + 1, remaining - v, taken | 1 << tab[i], emit)
+
+    for c in _bits(h):
+        v = cval[c]
+        before = len(out)
+        emit = lambda take, c=c: out.append((c, take, 0, -1, 0))
+        if table:
+            if v == 1 and not ace_on_table:
+                emit(table)
+            elif v == 1:
+                if rules["ace_on_ace"] == 2:
+                    emit(table)
+                else:
+                    for i in range(len(tab)):
+                        if tval[i] == 1:
+                            emit(1 << tab[i])
+                    if rules["ace_on_ace"] == 1:
+                        subsets(0, 14, 0, emit)
+            else:
+                single = False
+                if rules["single_match_first"]:
+                    for i in range(len(tab)):
+                        if tval[i] == v:
+                            single = True
+                            emit(1 << tab[i])
+                if not single:
+                    subsets(0, v, 0, emit)
+                subsets(0, 15 - v, 0, emit)
+        if len(out) == before or rules["capture_optional"]:
+            emit(0)
+    return out
+
+
+def _random_position(rules: dict, rnd) -> dict:
+    """A position to move in: a holding, a table of 0 to 12 cards, maybe a
+    named matta, maybe the seat's first turn of the round."""
+    n_players = rules["n_players"]
+    st = _core.CoreState(_core.CoreRules(**rules), 0)
+    f = st.export()
+    deck = list(range(40))
+    rnd.shuffle(deck)
+    seat = rnd.randrange(n_players)
+    n_hand = rnd.choice([1, 2, 3, 3, 3] + ([6] if rules["cirullone"] else []))
+    n_table = rnd.choice([0, 1, 2, 3, 4, 4, 5, 6, 7, 8, 10, 12])
+    hand = sum(1 << c for c in deck[:n_hand])
+    table = sum(1 << c for c in deck[n_hand:n_hand + n_table])
+    f["hand"] = [hand if k == seat else 0 for k in range(5)]
+    f["table"] = table
+    f["turn"] = seat
+    f["phase"] = _core.PHASE_PLAY
+    f["round_cards"] = n_hand if rnd.random() < 0.6 else 3
+    f["declared"] = 0 if rnd.random() < 0.8 else 1 << seat
+    if rules["matta"] >= 0 and rnd.random() < 0.3:
+        f["cval"][rules["matta"]] = rnd.randrange(1, 11)        # a named matta
+    return f
+
+
+REF_RULESETS = ["classic2", "classic4", "capture_optional", "ace_or_fifteen", "ace_sweep",
+                "single_match_first", "online", "relaxed", "matta_qh", "matta_none",
+                "buona_stack", "grande_in_hand", "cirullone2", "five_mandatory", "everything3"]
+
+
+@pytest.mark.parametrize("name", REF_RULESETS)
+def test_legal_moves_match_reference(name: str) -> None:
+    import random
+    rules = {**BASE, **RULESETS[name]}
+    core_rules = _core.CoreRules(**rules)
+    rnd = random.Random(name)
+    for _ in range(1500):
+        f = _random_position(rules, rnd)
+        st = _core.CoreState.restore(core_rules, f)
+        assert st.legal_moves() == _ref_moves(rules, f), f
+
+
 if __name__ == "__main__":
     # print the golden tables from the core as it is now
     print("GOLDEN_BENCH: dict[str, list[int]] = {")
