@@ -304,6 +304,7 @@ cdef struct Search:
     long rejected               # determinization draws rejected (R-DECL-CHOICE)
     long solved                 # positions visited by the exact solver
     TTEntry* tt                 # the exact solver's transposition table (2^TT_BITS)
+    Hint* hints                 # its move-ordering hints across the splits of the last deal
     double* r_sum2              # per root move, ISMCTS: sum of squared margins
     double* r_msum              # ... margin (the tree may back up equity instead)
     double* r_cat               # ... margin by category
@@ -530,12 +531,17 @@ cdef struct TTEntry:
     int flag
 
 
+cdef struct Hint:
+    u64 key                     # a state before the last deal, the stock left out
+    Move best                   # the best move found there in the last world searched
+
+
 cdef inline u64 mix64(u64 z) noexcept nogil:
     z = (z ^ (z >> 30)) * <u64>0xBF58476D1CE4E5B9
     z = (z ^ (z >> 27)) * <u64>0x94D049BB133111EB
     return z ^ (z >> 31)
 
-cdef u64 state_key(const State* s, const Rules* r) noexcept nogil:
+cdef u64 state_key(const State* s, const Rules* r, int with_stock) noexcept nogil:
     """A hash of everything in a 2-player state that the rest of the hand can
     depend on: holdings, table, piles, scope, declarations, the matta's value,
     whose turn, the last capturer, and the undealt stock in order."""
@@ -549,8 +555,9 @@ cdef u64 state_key(const State* s, const Rules* r) noexcept nogil:
                    | <u64>s.round << 16 | <u64>(s.scope[0] & 0xFF) << 24 | <u64>(s.scope[1] & 0xFF) << 32
                    | <u64>(s.decl[0] & 0xFF) << 40 | <u64>(s.decl[1] & 0xFF) << 48
                    | <u64>(s.cval[r.matta] if r.matta >= 0 else 0) << 56))
-    for i in range(s.stock_pos, N_CARDS):
-        h = mix64(h ^ (<u64>s.stock[i] + (<u64>i << 8)))
+    if with_stock:
+        for i in range(s.stock_pos, N_CARDS):
+            h = mix64(h ^ (<u64>s.stock[i] + (<u64>i << 8)))
     return h if h else 1
 
 
@@ -578,8 +585,9 @@ cdef int alphabeta(Search* S, const State* s, int depth, int alpha, int beta, Le
     cdef int n, i, j, v, best, maxing, alpha0 = alpha, beta0 = beta
     cdef Move* buf
     cdef Move t
-    cdef u64 key
+    cdef u64 key, hkey = 0
     cdef TTEntry* e
+    cdef Hint* h = NULL
     S.solved += 1
     if s.phase == PH_OVER:
         leaf_of(S, s, out)
@@ -589,7 +597,7 @@ cdef int alphabeta(Search* S, const State* s, int depth, int alpha, int beta, Le
     e = NULL
     i = popcount(s.hand[0] | s.hand[1])
     if i == 4 or i == 6:
-        key = state_key(s, &S.r)
+        key = state_key(s, &S.r, 1)
         e = &S.tt[key & ((1 << TT_BITS) - 1)]
         if e.key == key:
             v = e.leaf.obj
@@ -604,10 +612,25 @@ cdef int alphabeta(Search* S, const State* s, int depth, int alpha, int beta, Le
     if n == 0:                                          # (cannot happen in play)
         leaf_of(S, s, out)
         return out.obj
-    if n > 1:                                           # the greedy move first: more cut-offs
-        j = greedy_index(s, &S.r, buf, n)
+    if n > 1:
+        # the move first that was best here in the previous world (worlds that
+        # differ only in the last deal share everything before it), else the
+        # greedy move: more cut-offs
+        j = -1
+        if s.stock_pos < N_CARDS:
+            hkey = state_key(s, &S.r, 0)
+            h = &S.hints[hkey & ((1 << TT_BITS) - 1)]
+            if h.key == hkey:
+                for i in range(n):
+                    if (buf[i].card == h.best.card and buf[i].take == h.best.take
+                            and buf[i].take2 == h.best.take2 and buf[i].matta_rank == h.best.matta_rank):
+                        j = i
+                        break
+        if j < 0:
+            j = greedy_index(s, &S.r, buf, n)
         if j:
             t = buf[0]; buf[0] = buf[j]; buf[j] = t
+    j = 0
     maxing = side_of(&S.r, s.turn) == S.me
     best = -(1 << 30) if maxing else (1 << 30)
     for i in range(n):
@@ -617,12 +640,12 @@ cdef int alphabeta(Search* S, const State* s, int depth, int alpha, int beta, Le
         v = alphabeta(S, &c, depth + 1, alpha, beta, &lf)
         if maxing:
             if v > best:
-                best = v; out[0] = lf
+                best = v; out[0] = lf; j = i
             if best > alpha:
                 alpha = best
         else:
             if v < best:
-                best = v; out[0] = lf
+                best = v; out[0] = lf; j = i
             if best < beta:
                 beta = best
         if alpha >= beta:
@@ -631,6 +654,9 @@ cdef int alphabeta(Search* S, const State* s, int depth, int alpha, int beta, Le
         e.key = key
         e.leaf = out[0]
         e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
+    if h != NULL:
+        h.key = hkey
+        h.best = buf[j]
     return best
 
 cdef void exact_world(Search* S, const State* w) noexcept nogil:
@@ -818,6 +844,7 @@ cdef class Searcher:
 
     def __dealloc__(self):
         free(self.S.tt)
+        free(self.S.hints)
         free(self.S.nodes)
         free(self.S.slots)
         PyMem_Free(self.S.buf)
@@ -875,9 +902,11 @@ cdef class Searcher:
             raise ValueError("the exact solver is for 2 players")
         if self.S.tt == NULL:
             self.S.tt = <TTEntry*>malloc((1 << TT_BITS) * sizeof(TTEntry))
-            if self.S.tt == NULL:
+            self.S.hints = <Hint*>malloc((1 << TT_BITS) * sizeof(Hint))
+            if self.S.tt == NULL or self.S.hints == NULL:
                 raise MemoryError()
             memset(self.S.tt, 0, (1 << TT_BITS) * sizeof(TTEntry))
+            memset(self.S.hints, 0, (1 << TT_BITS) * sizeof(Hint))
         with nogil:
             done = exact_worlds(&self.S, part, parts)
         return done
