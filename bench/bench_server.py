@@ -9,6 +9,8 @@ each. Prints one ``name: value unit`` line per figure:
     gethint_100ms_c{1,2,4}_iterations_rate: ... iterations/s   search work done
     gethint_fixed_c{1,2}_rate: ... hints/s       an iteration budget worth ~100 ms
                                                  of one core (calibrated first)
+    server_cpu_*: ... cores                      the server process's CPU time per
+                                                 wall second during that load
     throughput_ratio_2v1: ... ratio              gethint_fixed_c2_rate / _c1_rate
 
 With a time budget, a hint takes 100 ms of wall time however many cores do the
@@ -107,6 +109,15 @@ def load(target: str, views: list, budget: epb.Budget, clients: int, seconds: fl
     return latencies, iterations[0], time.perf_counter() - start
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time a process has used (Linux /proc), or None elsewhere."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -125,7 +136,10 @@ def main() -> None:
         time_budget = epb.Budget(time_ms=100)
         load(target, views, time_budget, 1, 1.0)                    # warm up (the equity table)
         for clients in (1, 2, 4):
+            cpu0 = cpu_seconds(server.pid)
             lat, its, wall = load(target, views, time_budget, clients, args.seconds)
+            if cpu0 is not None:
+                print(f"server_cpu_100ms_c{clients}: {(cpu_seconds(server.pid) - cpu0) / wall:.2f} cores")
             print(f"gethint_100ms_c{clients}_p50: {statistics.median(lat):.1f} ms")
             print(f"gethint_100ms_c{clients}_p99: {p(lat, 0.99):.1f} ms")
             print(f"gethint_100ms_c{clients}_rate: {len(lat) / wall:.1f} hints/s")
@@ -136,7 +150,10 @@ def main() -> None:
         print(f"# fixed budget: {fixed.iterations} iterations per hint")
         rates = {}
         for clients in (1, 2):
+            cpu0 = cpu_seconds(server.pid)
             lat, _, wall = load(target, views, fixed, clients, args.seconds)
+            if cpu0 is not None:
+                print(f"server_cpu_fixed_c{clients}: {(cpu_seconds(server.pid) - cpu0) / wall:.2f} cores")
             rates[clients] = len(lat) / wall
             print(f"gethint_fixed_c{clients}_p50: {statistics.median(lat):.1f} ms")
             print(f"gethint_fixed_c{clients}_rate: {rates[clients]:.1f} hints/s", flush=True)
