@@ -108,43 +108,7 @@ def view_from_proto(msg: pb.SeatView, field: str = "view") -> SeatView:
         view.validate()
     except CirullaError as e:
         raise BadRequest.one(_view_field(field, str(e)), str(e)) from None
-    _check_deal_structure(view, field)
     return view
-
-
-def _check_deal_structure(view: SeatView, field: str) -> None:
-    """The counts a hand in play can show (R-DEAL, R-VC, R-V5: cards per round;
-    R-DEALER, R-SEATS: the seats play in turn from the dealer's left). The
-    core trusts them: a stock or a holding of the wrong size would make the
-    search deal past the deck or wait for a card nobody holds.
-    SeatView.validate() checks what a view holds, not these counts."""
-    r, n = view.rules, view.rules.players
-    stock = 40 - r.table_cards - n * sum(r.round_cards(k) for k in range(view.round + 1))
-    if stock < 0:
-        raise BadRequest.one(f"{field}.round", f"a hand of {n} players has no round {view.round} (R-DEAL)")
-    problems = []
-    if view.stock_size != stock:
-        problems.append((f"{field}.stock_size", f"{view.stock_size} cards, but after the deal of round "
-                                                f"{view.round} the stock holds {stock} (R-DEAL)"))
-    dealt = r.round_cards(view.round)
-    held = view.hand_sizes[view.to_move]
-    if not 1 <= held <= dealt:
-        problems.append((f"{field}.hand_sizes[{view.to_move}]",
-                         f"the seat to move holds {held} cards; this round deals {dealt} (R-DEAL)"))
-    first = (view.dealer + 1) % n
-    turn = (view.to_move - first) % n
-    for s in range(n):
-        want = held - 1 if (s - first) % n < turn else held     # those before the seat to move played once more
-        if s != view.to_move and view.hand_sizes[s] != want:
-            problems.append((f"{field}.hand_sizes[{s}]",
-                             f"{view.hand_sizes[s]} cards, but with seat {view.to_move} to move after dealer "
-                             f"{view.dealer} it holds {want} (R-DEALER, R-SEATS)"))
-        if len(view.played_this_round[s]) != dealt - view.hand_sizes[s]:
-            problems.append((f"{field}.played_this_round[{s}]",
-                             f"{len(view.played_this_round[s])} cards played, but seat {s} got {dealt} "
-                             f"this round and holds {view.hand_sizes[s]}"))
-    if problems:
-        raise BadRequest(problems)
 
 
 def _view_field(field: str, message: str) -> str:

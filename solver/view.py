@@ -146,6 +146,36 @@ class SeatView:
             raise StateError(f"the view accounts for {placed} cards, not 40: check hand_sizes, stock_size, piles and table")
         if self.matta_as is not None and r.matta_card is None:
             raise StateError("matta_as: these rules have no matta")
+        if any(self.hand_sizes):
+            self._validate_counts()
+
+    def _validate_counts(self) -> None:
+        """The counts a hand in play can show (R-DEAL, R-VC, R-V5: cards per
+        round; R-DEALER, R-SEATS: seats play in turn from the dealer's left).
+        The core trusts them: a stock or a holding of the wrong size would make
+        a search deal past the deck or wait for a card nobody holds."""
+        r, n = self.rules, self.rules.players
+        stock = 40 - r.table_cards - n * sum(r.round_cards(k) for k in range(self.round + 1))
+        if stock < 0:
+            raise StateError(f"round: a hand of {n} players has no round {self.round} (R-DEAL)")
+        if self.stock_size != stock:
+            raise StateError(f"stock_size: {self.stock_size} cards, but after the deal of round "
+                             f"{self.round} the stock holds {stock} (R-DEAL)")
+        dealt = r.round_cards(self.round)
+        held = self.hand_sizes[self.to_move]
+        if not 1 <= held <= dealt:
+            raise StateError(f"hand_sizes[{self.to_move}]: the seat to move holds {held} cards; "
+                             f"this round deals {dealt} (R-DEAL)")
+        first = (self.dealer + 1) % n
+        turn = (self.to_move - first) % n
+        for s in range(n):
+            want = held - 1 if (s - first) % n < turn else held   # seats before the one to move played once more
+            if s != self.to_move and self.hand_sizes[s] != want:
+                raise StateError(f"hand_sizes[{s}]: {self.hand_sizes[s]} cards, but with seat {self.to_move} "
+                                 f"to move after dealer {self.dealer} it holds {want} (R-DEALER, R-SEATS)")
+            if len(self.played_this_round[s]) != dealt - self.hand_sizes[s]:
+                raise StateError(f"played_this_round[{s}]: {len(self.played_this_round[s])} cards played, "
+                                 f"but seat {s} got {dealt} this round and holds {self.hand_sizes[s]}")
 
     def __str__(self) -> str:
         return (f"seat {self.seat}: hand {format_cards(self.hand)} | table {format_cards(self.table)}"
