@@ -56,6 +56,11 @@ for _k in range(40):
             GREEDY_W[_k] += 6
 GREEDY_W[SETTEBELLO] += 70
 
+# 1 for a capture value out of 1..10 (R-VALUE, R-MATTA): in no legal position
+cdef unsigned char BAD_VALUE[256]
+for _k in range(256):
+    BAD_VALUE[_k] = not (1 <= _k <= 10)
+
 # a fresh hand's stock (the deck in order) and capture values (R-VALUE)
 cdef signed char INIT_STOCK[N_CARDS]
 cdef unsigned char INIT_CVAL[N_CARDS]
@@ -64,7 +69,6 @@ for _k in range(N_CARDS):
     INIT_CVAL[_k] = _k % 10 + 1
 
 cdef enum:
-    ACES = 0x40100401           # A of each suit: bits 0, 10, 20, 30
     LEX_MAX = 6                 # tables up to this many cards use the LEX_* tables
 
 # The non-empty subsets of n sorted table positions (n <= LEX_MAX) in
@@ -209,6 +213,8 @@ cdef int deal_round(State* s, const Rules* r) noexcept nogil:
     cdef u64 table = 0
     cdef int aces = 0, buona, np = r.n_players
     cdef u64 hd
+    for k in range(MAX_SEATS):
+        hands[k] = 0
     seat = next_seat(s.dealer, np)
     for k in range(np):
         hd = 0
@@ -223,7 +229,9 @@ cdef int deal_round(State* s, const Rules* r) noexcept nogil:
             aces += c % 10 == 0
         if aces >= 2:
             return DEAL_VOID                            # R-MONTE
-    for k in range(r.n_players):
+    # every seat, a fixed count (a loop over n_players compiles to memcpy and
+    # memset calls); seats past n_players hold nothing either way
+    for k in range(MAX_SEATS):
         s.hand[k] = hands[k]
         s.public[k] = 0
     s.stock_pos = pos
@@ -377,53 +385,60 @@ cdef void gen_declarations(const State* s, const Rules* r, Gen* g) noexcept nogi
                               tname[i][x] if tname[i][x] >= 0 else tname[j][y],
                               tpts[i][x] + tpts[j][y])
 
-cdef int gen_plays_dfs(const State* s, const Rules* r, Gen* g) noexcept nogil:
-    """The card plays of the seat to move, appended to g: the general method,
-    a depth-first search for the capture sets over the table sorted by value.
-    gen_moves uses it for tables of more than LEX_MAX cards only."""
-    cdef int seat = s.turn, c, v, i, before, ace_on_table = 0, single
-    cdef u64 h, t, table = s.table
+cdef int sort_table(const State* s, u64 table, Gen* g) noexcept nogil:
+    """g.tcard, g.tval, g.ntab: the table sorted by capture value, ties by card
+    (a stable insertion sort: the table is short). Whether an ace is on it."""
+    cdef int c, v, i, ace_on_table = 0
     g.ntab = 0
-    # table cards sorted by capture value (insertion sort: the table is short)
-    t = table
-    while t:
-        c = lowest(t); t &= t - 1
+    while table:
+        c = lowest(table); table &= table - 1
         v = s.cval[c]
         ace_on_table |= v == 1
         i = g.ntab
         while i > 0 and g.tval[i - 1] > v:
             g.tcard[i] = g.tcard[i - 1]; g.tval[i] = g.tval[i - 1]; i -= 1
         g.tcard[i] = c; g.tval[i] = v; g.ntab += 1
-    h = s.hand[seat]
+    return ace_on_table
+
+cdef void play_card_dfs(Gen* g, const Rules* r, int c, int v, u64 table, int ace_on_table) noexcept nogil:
+    """The plays of card c (capture value v) on the table sorted in g, appended
+    to g: the rules as written first, with a depth-first search for the sets."""
+    cdef int i, before = g.n, single
+    g.card = c
+    if table:
+        if v == 1 and not ace_on_table:
+            emit_play(g, table)                         # R-ACE
+        elif v == 1:                                    # R-ACE-ACE
+            if r.ace_on_ace == ACE_SWEEP:
+                emit_play(g, table)
+            else:
+                for i in range(g.ntab):
+                    if g.tval[i] == 1:
+                        emit_play(g, bit(g.tcard[i]))
+                if r.ace_on_ace == ACE_OR_FIFTEEN:
+                    subsets(g, 0, 14, 0)
+        else:
+            single = 0
+            if r.single_match_first:                    # R-CHOICE
+                for i in range(g.ntab):
+                    if g.tval[i] == v:
+                        single = 1
+                        emit_play(g, bit(g.tcard[i]))
+            if not single:
+                subsets(g, 0, v, 0)                     # R-SIMPLE
+            subsets(g, 0, 15 - v, 0)                    # R-FIFTEEN
+    if g.n == before or r.capture_optional:             # R-MUST
+        emit_play(g, 0)
+
+cdef int gen_plays_dfs(const State* s, const Rules* r, Gen* g) noexcept nogil:
+    """The card plays of the seat to move, appended to g, card by card with
+    play_card_dfs. The reference for the faster paths in gen_moves, which use
+    it for tables of more than LEX_MAX cards (or capture values out of 1..10)."""
+    cdef u64 h = s.hand[s.turn], table = s.table
+    cdef int ace_on_table = sort_table(s, table, g), c
     while h:
         c = lowest(h); h &= h - 1
-        v = s.cval[c]
-        g.card = c
-        before = g.n
-        if table:
-            if v == 1 and not ace_on_table:
-                emit_play(g, table)                     # R-ACE
-            elif v == 1:                                # R-ACE-ACE
-                if r.ace_on_ace == ACE_SWEEP:
-                    emit_play(g, table)
-                else:
-                    for i in range(g.ntab):
-                        if g.tval[i] == 1:
-                            emit_play(g, bit(g.tcard[i]))
-                    if r.ace_on_ace == ACE_OR_FIFTEEN:
-                        subsets(g, 0, 14, 0)
-            else:
-                single = 0
-                if r.single_match_first:                # R-CHOICE
-                    for i in range(g.ntab):
-                        if g.tval[i] == v:
-                            single = 1
-                            emit_play(g, bit(g.tcard[i]))
-                if not single:
-                    subsets(g, 0, v, 0)                 # R-SIMPLE
-                subsets(g, 0, 15 - v, 0)                # R-FIFTEEN
-        if g.n == before or r.capture_optional:         # R-MUST
-            emit_play(g, 0)
+        play_card_dfs(g, r, c, s.cval[c], table, ace_on_table)
     return g.n
 
 cdef inline int put(Move* out, int n, int cap, u64 take, int card) noexcept nogil:
@@ -484,13 +499,36 @@ cdef inline int put_short(Move* out, int n, int cap, u64 sel, const Short* t, in
         sel &= sel - 1
     return n
 
-cdef inline int sort_key(const State* s, u64 rest) noexcept nogil:
+cdef inline int sort_key(const State* s, u64 rest, int* bad) noexcept nogil:
     """capture value * 64 + card of the lowest card of rest, or 31 * 64 + 63
-    if rest is empty (sorts last, and adds 31 to every sum it is in)."""
+    if rest is empty (sorts last, and adds 31 to every sum it is in). Sets
+    bad if the card's capture value is out of 1..10 (in no legal position), or
+    if there is no card and card 0's is."""
     cdef int c = lowest(rest | (<u64>1 << 63))
     cdef int ok = -(c < N_CARDS)                        # all ones, or 0 (no branches)
     cdef int v = s.cval[c & ok]
+    bad[0] |= BAD_VALUE[v]                              # (for no card: card 0's, harmless)
     return ((v << 6 | c) & ok) | ((31 << 6 | 63) & ~ok)
+
+cdef inline void add_key(Gen* g, int key) noexcept nogil:
+    if (key & 63) < N_CARDS:
+        g.tcard[g.ntab] = key & 63; g.tval[g.ntab] = key >> 6; g.ntab += 1
+
+cdef int plays_general(const State* s, const Rules* r, Move* out, int cap, int n) noexcept nogil:
+    """gen_plays_dfs appending to out[:n] (the faster paths' way out)."""
+    cdef Gen g
+    g.out = out; g.cap = cap; g.n = n
+    return gen_plays_dfs(s, r, &g)
+
+cdef int card_general(const Rules* r, Move* out, int cap, int n, int c, int v, u64 table,
+                      int k0, int k1, int k2, int k3) noexcept nogil:
+    """play_card_dfs for card c appending to out[:n], on the table sorted in
+    the keys k0..k3 (sort_key's, in order)."""
+    cdef Gen g
+    g.out = out; g.cap = cap; g.n = n; g.ntab = 0
+    add_key(&g, k0); add_key(&g, k1); add_key(&g, k2); add_key(&g, k3)
+    play_card_dfs(&g, r, c, v, table, (k0 >> 6) == 1)
+    return g.n
 
 cdef inline void sort2(int* a, int* b) noexcept nogil:
     cdef int lo = min(a[0], b[0]), hi = max(a[0], b[0])
@@ -501,21 +539,26 @@ cdef int gen_plays_short(const State* s, const Rules* r, Move* out, int cap, int
     """gen_moves's card plays for a table of 1 to 3 cards (Three) or of 4
     (Four): the same moves in the same order as gen_plays_dfs, with the
     subset sums of the table a byte each in one or two words."""
-    cdef int k0, k1, k2, k3, c, v, before, single, w
+    cdef int k0, k1, k2, k3, c, v, before, single, w, bad = 0
     cdef u64 sel, rest
     cdef Short t
     cdef Move mv
     # the table sorted by (value, card), with sorting networks
-    k0 = sort_key(s, table)
+    k0 = sort_key(s, table, &bad)
     rest = table & (table - 1)
-    k1 = sort_key(s, rest)
+    k1 = sort_key(s, rest, &bad)
     rest &= rest - 1
-    k2 = sort_key(s, rest)
+    k2 = sort_key(s, rest, &bad)
     if Positions is Four:
-        k3 = sort_key(s, rest & (rest - 1))
+        k3 = sort_key(s, rest & (rest - 1), &bad)
         sort2(&k0, &k1); sort2(&k2, &k3); sort2(&k0, &k2); sort2(&k1, &k3); sort2(&k1, &k2)
     else:
+        k3 = 31 << 6 | 63
         sort2(&k0, &k1); sort2(&k1, &k2); sort2(&k0, &k1)
+    # the byte sums hold only for capture values 1..10 (R-VALUE): anything
+    # else (no legal position has it) takes the general way
+    if bad:
+        return plays_general(s, r, out, cap, n)
     w = 1 if Positions is Four else 0
     t.w0 = (<u64>(k0 >> 6) * SHORT_MUL[w][0][0] + <u64>(k1 >> 6) * SHORT_MUL[w][1][0]
             + <u64>(k2 >> 6) * SHORT_MUL[w][2][0])
@@ -530,7 +573,7 @@ cdef int gen_plays_short(const State* s, const Rules* r, Move* out, int cap, int
         c = lowest(h); h &= h - 1
         v = s.cval[c]
         before = n
-        if v != 1 and not r.single_match_first and cap - n >= 32:
+        if <unsigned int>(v - 2) <= 8 and not r.single_match_first and cap - n >= 32:
             # the common case, without branches on what the table holds: the
             # captures (R-SIMPLE in bits 0..14 of sel, then R-FIFTEEN in bits
             # 16..30), then the drop (R-MUST), each written to out[n] and
@@ -549,6 +592,11 @@ cdef int gen_plays_short(const State* s, const Rules* r, Move* out, int cap, int
             mv.take = 0
             out[n] = mv
             n += (n == before) | (r.capture_optional != 0)
+            continue
+        if <unsigned int>(v - 1) > 9:
+            # a capture value out of 1..10 (no legal position has it): this
+            # card the general way, on the same sorted table
+            n = card_general(r, out, cap, n, c, v, table, k0, k1, k2, k3)
             continue
         if v == 1:
             if (k0 >> 6) != 1 or r.ace_on_ace == ACE_SWEEP:
@@ -577,11 +625,13 @@ cdef int gen_moves(const State* s, const Rules* r, Move* out, int cap) noexcept 
     The order is part of the contract (seeded playouts depend on it):
     declarations first (gen_declarations), then for each card in hand, lowest
     card first, its captures and then its drop. A card's captures are those of
-    a depth-first search over the table sorted by capture value (gen_plays_dfs):
+    a depth-first search over the table sorted by capture value (play_card_dfs):
     the subsets adding up to a target in lexicographic order of their sorted
-    positions. For a table of up to LEX_MAX cards the same subsets come from
-    one pass over the LEX_* tables: every subset's sum, then for each sum
-    1..14 a bit per subset in lexicographic order."""
+    positions. Faster paths give the same moves in the same order: tables of
+    up to 4 cards with every subset sum a byte of a word (gen_plays_short),
+    of 5 or 6 (LEX_MAX) with one pass over the LEX_* tables (every subset's
+    sum, then for each sum 1..14 a bit per subset), longer ones the search.
+    tests/test_core_golden.py holds them to the search."""
     cdef Gen g
     cdef int seat, c, v, i, j, n = 0, ntab, before, ace_on_table, single, sm, k, nsub, pa
     cdef int capture_optional, single_match_first, ace_on_ace
@@ -624,21 +674,20 @@ cdef int gen_moves(const State* s, const Rules* r, Move* out, int cap) noexcept 
     t &= t - 1
     if not (t & (t - 1)):                               # 4 cards
         return gen_plays_short(s, r, out, cap, n, h, table, <Four*>NULL)
-    # the table sorted by capture value, ties by card (a stable insertion sort)
-    ace_on_table = 0
-    ntab = 0
-    t = table
-    while t:
-        if ntab == LEX_MAX:                             # a long table: the general way
-            g.out = out; g.cap = cap; g.n = n
+    g.out = out; g.cap = cap; g.n = n
+    t &= t - 1
+    t &= t - 1
+    t &= t - 1
+    if t:                                               # a long table: the general way
+        return gen_plays_dfs(s, r, &g)
+    ace_on_table = sort_table(s, table, &g)
+    ntab = g.ntab
+    for i in range(ntab):
+        v = g.tval[i]
+        if <unsigned int>(v - 1) > 9:                   # (only in no legal position)
             return gen_plays_dfs(s, r, &g)
-        c = lowest(t); t &= t - 1
-        v = s.cval[c]
-        ace_on_table |= v == 1
-        i = ntab
-        while i > 0 and tval[i - 1] > v:
-            tbit[i] = tbit[i - 1]; tval[i] = tval[i - 1]; i -= 1
-        tbit[i] = bit(c); tval[i] = v; ntab += 1
+        tval[i] = v
+        tbit[i] = bit(g.tcard[i])
     # every subset's sum and cards, in lexicographic order; match[sm] is
     # written only for sums seen (touched): cheaper than clearing it
     touched = 0
@@ -666,6 +715,11 @@ cdef int gen_moves(const State* s, const Rules* r, Move* out, int cap) noexcept 
         c = lowest(h); h &= h - 1
         v = s.cval[c]
         before = n
+        if <unsigned int>(v - 1) > 9:                   # (only in no legal position)
+            g.n = n
+            play_card_dfs(&g, r, c, v, table, ace_on_table)
+            n = g.n
+            continue
         if v == 1:
             if not ace_on_table or ace_on_ace == ACE_SWEEP:
                 n = put(out, n, cap, table, c)          # R-ACE (R-ACE-ACE sweep)

@@ -346,6 +346,10 @@ def _random_position(rules: dict, rnd) -> dict:
     f["declared"] = 0 if rnd.random() < 0.8 else 1 << seat
     if rules["matta"] >= 0 and rnd.random() < 0.3:
         f["cval"][rules["matta"]] = rnd.randrange(1, 11)        # a named matta
+    if rnd.random() < 0.05:
+        # capture values no legal position has: the same moves all the same
+        for _ in range(rnd.randrange(1, 4)):
+            f["cval"][rnd.choice(deck[:n_hand + n_table])] = rnd.choice([0, 11, 14, 15, 16, 31, 40, 255])
     return f
 
 
