@@ -9,9 +9,12 @@ Prints one ``name: value unit`` line per figure:
     core_over_python_api_random_2p_classic: ... ratio
 
 Each figure runs for a fixed wall time (``--seconds``) on the calling thread
-only. The machine this runs on is shared, so the figures are noisy: with
-``--repeat N`` every figure is measured N times and the median is printed
-(use ``-v`` to see every run).
+only; hands/s is hands per second of wall time. The machine this runs on is
+shared, so the figures are noisy: each hands/s figure is followed by the same
+count per second of the thread's CPU time (``..._cpu: ... hands/cpu-s``), which
+does not count the time other processes had the core. With ``--repeat N``
+every figure is measured N times and the median is printed (``-v`` shows
+every run).
 
 Usage: python bench/bench_core.py [--seconds 2] [--repeat 1] [-v]
 """
@@ -35,8 +38,9 @@ def classic_rules() -> _core.CoreRules:
     return _core.CoreRules(**CLASSIC_2P)
 
 
-def core_rate(rules: _core.CoreRules, greedy: bool, seconds: float) -> float:
-    """Hands per second of _core.bench_playouts over about `seconds` of wall time."""
+def core_rate(rules: _core.CoreRules, greedy: bool, seconds: float) -> tuple[float, float]:
+    """Hands per second of _core.bench_playouts over about `seconds` of wall
+    time: per wall second and per CPU second of this thread."""
     _core.bench_playouts(rules, 2000, 1, greedy)           # warm up, size a chunk
     chunk = 2000
     t0 = time.perf_counter()
@@ -45,7 +49,7 @@ def core_rate(rules: _core.CoreRules, greedy: bool, seconds: float) -> float:
     chunk = max(1000, int(chunk * 0.05 / max(dt, 1e-6)))  # ~50 ms per call
     hands = 0
     seed = 3
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.thread_time()
     deadline = start + seconds
     while True:
         _core.bench_playouts(rules, chunk, seed, greedy)
@@ -53,7 +57,7 @@ def core_rate(rules: _core.CoreRules, greedy: bool, seconds: float) -> float:
         seed += 1
         now = time.perf_counter()
         if now >= deadline:
-            return hands / (now - start)
+            return hands / (now - start), hands / (time.thread_time() - cpu_start)
 
 
 def python_api_hand(rules: _core.CoreRules, dealer: int, rnd: random.Random) -> list:
@@ -70,10 +74,10 @@ def python_api_hand(rules: _core.CoreRules, dealer: int, rnd: random.Random) -> 
     return st.score()
 
 
-def python_api_rate(rules: _core.CoreRules, seconds: float) -> float:
+def python_api_rate(rules: _core.CoreRules, seconds: float) -> tuple[float, float]:
     rnd = random.Random(12345)
     hands = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.thread_time()
     deadline = start + seconds
     while True:
         for _ in range(50):
@@ -81,16 +85,23 @@ def python_api_rate(rules: _core.CoreRules, seconds: float) -> float:
             hands += 1
         now = time.perf_counter()
         if now >= deadline:
-            return hands / (now - start)
+            return hands / (now - start), hands / (time.thread_time() - cpu_start)
 
 
-def measure(name: str, fn, repeat: int, verbose: bool) -> float:
+def measure(name: str, fn, repeat: int, verbose: bool) -> tuple[float, float]:
+    """Median (wall, cpu) rates of `repeat` runs of fn."""
     runs = []
     for _ in range(repeat):
         runs.append(fn())
         if verbose:
-            print(f"  # {name} run {len(runs)}: {runs[-1]:.0f}", file=sys.stderr)
-    return statistics.median(runs)
+            print(f"  # {name} run {len(runs)}: {runs[-1][0]:.0f} hands/s, "
+                  f"{runs[-1][1]:.0f} hands/cpu-s", file=sys.stderr)
+    return (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
+
+
+def report(name: str, rates: tuple[float, float]) -> None:
+    print(f"{name}: {rates[0]:.0f} hands/s", flush=True)
+    print(f"{name}_cpu: {rates[1]:.0f} hands/cpu-s", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -103,13 +114,13 @@ def main(argv: list[str] | None = None) -> None:
     s, rep, v = args.seconds, max(1, args.repeat), args.verbose
 
     rnd = measure("core_random", lambda: core_rate(rules, False, s), rep, v)
-    print(f"core_random_playouts_2p_classic: {rnd:.0f} hands/s", flush=True)
+    report("core_random_playouts_2p_classic", rnd)
     grd = measure("core_greedy", lambda: core_rate(rules, True, s), rep, v)
-    print(f"core_greedy_playouts_2p_classic: {grd:.0f} hands/s", flush=True)
-    print(f"core_random_over_greedy_2p_classic: {rnd / grd:.2f} ratio", flush=True)
+    report("core_greedy_playouts_2p_classic", grd)
+    print(f"core_random_over_greedy_2p_classic: {rnd[0] / grd[0]:.2f} ratio", flush=True)
     py = measure("python_api_random", lambda: python_api_rate(rules, s), rep, v)
-    print(f"python_api_random_playouts_2p_classic: {py:.0f} hands/s", flush=True)
-    print(f"core_over_python_api_random_2p_classic: {rnd / py:.1f} ratio", flush=True)
+    report("python_api_random_playouts_2p_classic", py)
+    print(f"core_over_python_api_random_2p_classic: {rnd[0] / py[0]:.1f} ratio", flush=True)
 
 
 if __name__ == "__main__":
