@@ -150,10 +150,19 @@ cdef inline void advance(State* s, const Rules* r, Rng* rng) noexcept nogil:
         if deal_round(s, r) == DEAL_VOID:
             shuffle_rest(s, rng)
 
+cdef inline int policy(const State* s, const Rules* r, Rng* rng, const Move* buf, int n,
+                       int eps_milli) noexcept nogil:
+    """The rollout policy: the core's greedy move, a random one with probability
+    eps_milli / 1000 (so the opponents are not one fixed script)."""
+    if n == 1:
+        return 0
+    if eps_milli and rng_below(rng, 1000) < eps_milli:
+        return rng_below(rng, n)
+    return greedy_index(s, r, buf, n)
+
 cdef void rollout(State* s, const Rules* r, Rng* rng, Move* buf, int eps_milli) noexcept nogil:
-    """The hand to its end: the core's greedy policy, a random move with
-    probability eps_milli / 1000 (so the opponents are not one fixed script)."""
-    cdef int n, i
+    """The hand to its end with the rollout policy."""
+    cdef int n
     while s.phase != PH_OVER:
         if s.phase == PH_DEAL:
             advance(s, r, rng)
@@ -161,13 +170,7 @@ cdef void rollout(State* s, const Rules* r, Rng* rng, Move* buf, int eps_milli) 
         n = gen_moves(s, r, buf, MAX_MOVES)
         if n > MAX_MOVES:
             n = MAX_MOVES
-        if n == 1:
-            i = 0
-        elif eps_milli and rng_below(rng, 1000) < eps_milli:
-            i = rng_below(rng, n)
-        else:
-            i = greedy_index(s, r, buf, n)
-        apply_move(s, r, &buf[i])
+        apply_move(s, r, &buf[policy(s, r, rng, buf, n, eps_milli)])
 
 cdef int can_sweep_next(const State* s, const Rules* r, Move* buf) noexcept nogil:
     """Whether the seat to move can take the whole table as a scopa (R-SCOPA):
@@ -288,6 +291,7 @@ cdef struct Search:
     double c_ucb
     int eps_milli
     int follow_min              # visits a tree move needs to be followed in the paired phase
+    int follow_own              # 1: follow the tree at the asking side's moves only
     Rng rng
     int* stop
     Move* buf
@@ -305,7 +309,9 @@ cdef struct Search:
     long solved                 # positions visited by the exact solver
     TTEntry* tt                 # the exact solver's transposition table (2^TT_BITS)
     Hint* hints                 # its move-ordering hints across the splits of the last deal
-    double* r_sum2              # per root move, ISMCTS: sum of squared margins
+    double* r_visits            # per root move, ISMCTS: visits (apart from the nodes,
+                                # which a growing tree moves: progress reports read these)
+    double* r_sum2              # ... sum of squared margins
     double* r_msum              # ... margin (the tree may back up equity instead)
     double* r_cat               # ... margin by category
     double* r_win
@@ -436,6 +442,7 @@ cdef void ismcts_iteration(Search* S) noexcept nogil:
         nd.sum += reward(&ev, nd.side, S.match_mode)
     if depth >= 1:
         i = path[1] - 1                                 # root move index
+        S.r_visits[i] += 1
         S.r_sum2[i] += ev.margin[S.me] * ev.margin[S.me]
         S.r_msum[i] += ev.margin[S.me]
         if ev.win0 >= 0:
@@ -483,6 +490,13 @@ cdef void paired_world(Search* S) noexcept nogil:
             n = gen_moves(&s, r, S.buf, MAX_MOVES)
             if n > MAX_MOVES:
                 n = MAX_MOVES
+            if S.follow_own and side_of(r, s.turn) != S.me:
+                # the others play the rollout policy, still tracked in the tree
+                i = policy(&s, r, &rr, S.buf, n, S.eps_milli)
+                node = find_child(S, node, &S.buf[i])
+                apply_move(&s, r, &S.buf[i])
+                advance(&s, r, &rr)
+                continue
             best = -1; bv = S.follow_min - 1
             for i in range(n):
                 c = find_child(S, node, &S.buf[i])
@@ -756,6 +770,7 @@ cdef class Searcher:
     def __init__(self, dict rules, dict base, *, int observer, list unseen, list hidden,
                  list nobuona, list played, bint fixed, unsigned long long seed,
                  StopFlag stop, double c_ucb=4.0, int eps_milli=100, int follow_min=8,
+                 int follow_own=0,
                  object equity=None, list scores=None, int next_dealer_side=0,
                  bint match_mode=False):
         cdef int i, n
@@ -774,6 +789,7 @@ cdef class Searcher:
         self.S.c_ucb = c_ucb
         self.S.eps_milli = eps_milli
         self.S.follow_min = follow_min
+        self.S.follow_own = follow_own
         self.S.rng.s = seed
         self.flag = stop
         self.S.stop = &stop.v
@@ -808,6 +824,7 @@ cdef class Searcher:
         self.S.root = <Move*>PyMem_Malloc(max(n, 1) * sizeof(Move))
         if self.S.root == NULL:
             raise MemoryError()
+        self.S.r_visits = <double*>PyMem_Malloc(max(n, 1) * sizeof(double))
         self.S.r_sum2 = <double*>PyMem_Malloc(max(n, 1) * sizeof(double))
         self.S.r_msum = <double*>PyMem_Malloc(max(n, 1) * sizeof(double))
         self.S.r_win = <double*>PyMem_Malloc(max(n, 1) * sizeof(double))
@@ -820,11 +837,12 @@ cdef class Searcher:
         self.S.p_wcross = <double*>PyMem_Malloc(max(n * n, 1) * sizeof(double))
         self.S.p_val = <double*>PyMem_Malloc(max(n, 1) * sizeof(double))
         self.S.p_wval = <double*>PyMem_Malloc(max(n, 1) * sizeof(double))
-        if (self.S.r_sum2 == NULL or self.S.r_msum == NULL or self.S.r_win == NULL
+        if (self.S.r_visits == NULL or self.S.r_sum2 == NULL or self.S.r_msum == NULL or self.S.r_win == NULL
                 or self.S.r_cat == NULL or self.S.p_sum == NULL or self.S.p_cross == NULL
                 or self.S.p_cat == NULL or self.S.p_risk == NULL or self.S.p_win == NULL
                 or self.S.p_wcross == NULL or self.S.p_val == NULL or self.S.p_wval == NULL):
             raise MemoryError()
+        memset(self.S.r_visits, 0, n * sizeof(double))
         memset(self.S.r_sum2, 0, n * sizeof(double))
         memset(self.S.r_msum, 0, n * sizeof(double))
         memset(self.S.r_win, 0, n * sizeof(double))
@@ -849,6 +867,7 @@ cdef class Searcher:
         free(self.S.slots)
         PyMem_Free(self.S.buf)
         PyMem_Free(self.S.root)
+        PyMem_Free(self.S.r_visits)
         PyMem_Free(self.S.r_sum2)
         PyMem_Free(self.S.r_msum)
         PyMem_Free(self.S.r_win)
@@ -929,18 +948,14 @@ cdef class Searcher:
         return bool(has_buona(&self.S.k, &self.S.r, seat, holding))
 
     def stats(self):
-        """The counts behind the figures, as plain Python numbers."""
+        """The counts behind the figures, as plain Python numbers. Safe to call
+        while another thread runs this searcher (for progress reports): it reads
+        only fixed arrays, never the tree, and the figures may lag by an iteration."""
         cdef int n = self.S.n_root, i, j
-        cdef Node* nd
-        visits, sums = [], []
-        for i in range(n):
-            nd = &self.S.nodes[1 + i]
-            visits.append(nd.visits)
-            sums.append(nd.sum)
         return {
             "iterations": self.S.iters, "playouts": self.S.playouts, "nodes": self.S.n_nodes,
             "rejected": self.S.rejected, "solved": self.S.solved,
-            "visits": visits, "tree_sum": sums,
+            "visits": [int(self.S.r_visits[i]) for i in range(n)],
             "msum": [self.S.r_msum[i] for i in range(n)],
             "sum2": [self.S.r_sum2[i] for i in range(n)],
             "win": [self.S.r_win[i] for i in range(n)],

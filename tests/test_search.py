@@ -167,7 +167,7 @@ def test_every_legal_move_is_ranked_best_first():
 def test_a_forced_sweep_is_found():
     """Table 3C 4S: JH takes both, a scopa (R-FIFTEEN, R-SCOPA); the other cards cannot capture."""
     rules = Rules()
-    match = position(rules, ["JH 2D 6C", "5C 5S 6S"], "3C 4S", turn=0)
+    match = position(rules, ["JH 2D 6C", "5C 5S 6S"], "3C 4S", turn=0, piles={1: "KS QC"})
     res = search(match.view(0), iterations=6000, seed=2)
     assert str(res.best) == "JH x 3C 4S"
     best = res.moves[0]
@@ -179,7 +179,7 @@ def test_a_forced_sweep_is_found():
 def test_the_settebello_capture_is_preferred():
     """Table 7D KS: 7C takes the settebello (R-SC-SETTEBELLO)."""
     rules = Rules()
-    match = position(rules, ["7C 4H KH", "2C 3S 6S"], "7D QS", turn=0)
+    match = position(rules, ["7C 4H KH", "2C 3S 6S"], "7D QS", turn=0, piles={1: "JS JC"})
     res = search(match.view(0), iterations=6000, seed=3)
     assert str(res.best) == "7C x 7D"
     assert res.moves[0].categories["settebello"] > 0.5
@@ -224,10 +224,8 @@ def test_errors_name_the_problem():
 
 
 def test_one_legal_move_returns_at_once():
-    rules = Rules()
-    match = position(rules, ["2D", "5C 3S"], "KC QS", turn=0, round_=5)
-    view = match.view(0)
-    assert len(match.legal_moves) == 1
+    match = _find(Rules(), 3, lambda m: len(m.legal_moves) == 1)
+    view = match.view(match.to_move)
     res = search(view, time_ms=5000)
     assert res.method == "forced" and res.elapsed_ms < 200
     assert res.best == match.legal_moves[0] and res.moves[0].samples > 0
@@ -305,7 +303,7 @@ def test_any_preset_and_player_count(preset, players):
 
 def test_search_after_declaring():
     """R-DECL-WHEN: the declarer keeps its cards, now public, and plays on."""
-    match = position(Rules(), ["2D 3C 4S", "5C 5S 6S"], "KC QS", turn=0)
+    match = position(Rules(), ["2D 3C 4S", "5C 5S 6S"], "KC QS", turn=0, piles={1: "JS JC"})
     match.play("declare 2D 3C 4S")
     res = search(match.view(0), iterations=500)
     assert {m.move for m in res.moves} == set(match.legal_moves)
