@@ -7,12 +7,13 @@ score_hand, greedy_index from _core); nothing re-implements a rule. The Python
 side (search.py) builds a `Searcher` per thread from a SeatView, runs it
 without the GIL and merges what the searchers counted.
 
-Where the engine switches (search.py picks the kernel):
+Where the engine switches (search.py picks the kernel; its docstring says why):
   * one legal move: a short paired evaluation of it ("forced");
   * 2 players and an empty stock (the last round): one world, perfect
     information, solved exactly by alpha-beta (`Searcher.exact`);
-  * 2 players and a stock of 6 (the last two rounds): every opponent holding x
-    every split of the last deal, each world solved exactly and averaged;
+  * 2 players and a stock of 6 (the last two rounds), captures mandatory:
+    every opponent holding x every split of the last deal, each world solved
+    exactly and averaged (`Searcher.exact`);
   * otherwise SO-ISMCTS (`Searcher.ismcts`) followed by a paired phase
     (`Searcher.paired`) that produces the reported figures.
 """
@@ -45,7 +46,6 @@ cdef enum:
     XCAP = 512              # moves per node in the exact solver
     XDEPTH = 48
     MAXP = 64               # hand points are clamped to this in the equity table
-    NOBODY = -1
 
 cdef inline u64 bit(int c) noexcept nogil:
     return (<u64>1) << c

@@ -8,8 +8,10 @@ stock, honouring the R-DECL-CHOICE inference), and then, by the position:
 * 2 players, empty stock: the last round is perfect information, solved
   exactly ("exact");
 * 2 players, a stock of 6 (the last two rounds): every opponent holding x
-  every split of the last deal, each world solved exactly and the values
-  averaged ("exact"; the figures are exact averages, standard errors 0);
+  every split of the last deal (at most 84 x 20 worlds), each world solved
+  exactly and the values averaged ("exact"; the figures are exact averages,
+  standard errors 0). Not with optional captures (R-MUST, `relaxed`): the
+  trees there are about 6 times larger (0.5-1 s a position), so ISMCTS;
 * otherwise SO-ISMCTS with availability counts ("ismcts") builds a tree over
   most of the budget, then a paired phase evaluates every legal move on the
   same fresh worlds, following the tree's most visited moves and then the
@@ -324,7 +326,7 @@ def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float
     if method == "auto":
         if n_moves == 1:
             method = "forced"
-        elif rules.players == 2 and stock in (0, 6) and not rules.five_players:
+        elif rules.players == 2 and (stock == 0 or (stock == 6 and rules.capture == "mandatory")):
             method = "exact"            # the last round, or the last two: see the module docstring
         else:
             method = "ismcts"

@@ -400,6 +400,16 @@ def test_last_two_rounds_average_every_world(seed):
     assert [(m.move, m.expected) for m in two.moves] == [(m.move, m.expected) for m in res.moves]
 
 
+def test_optional_captures_leave_the_last_two_rounds_to_ismcts():
+    """R-MUST `optional` makes the two-round trees about 6 times larger: the
+    engine solves only the last round exactly there."""
+    rules = Rules.preset("relaxed")
+    two = _endgame(rules, 1, 6, 3)
+    assert search(two.view(two.to_move), iterations=500).method == "ismcts"
+    last = _endgame(rules, 1, 0, 2)
+    assert search(last.view(last.to_move)).method == "exact"
+
+
 def test_exact_worlds_honour_the_declaration_inference():
     """R-DECL-CHOICE with mandatory declarations: the opponent played twice this
     round without declaring, so its holding (1 hidden card + the 2 played) made no buona."""
