@@ -10,7 +10,7 @@ from rich.console import Console
 
 from cirulla.solver.errors import CirullaError
 from cirulla.solver.match import Match
-from cirulla.solver.players import LEVELS, make_player
+from cirulla.solver.players import LEVEL_NAMES, make_player
 from cirulla.solver.rules import PRESETS, Rules
 
 EXAMPLES = """examples:
@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--preset", default="classic", choices=list(PRESETS))
     play.add_argument("--players", type=int, choices=(2, 3, 4, 5))
     play.add_argument("--target", type=int, help="points that end the match (default: the preset's)")
-    play.add_argument("--level", default="greedy", choices=list(LEVELS), help="the engines' strength")
+    play.add_argument("--level", default="greedy", choices=list(LEVEL_NAMES), help="the engines' strength")
     play.add_argument("--seed", type=int, help="seed for the deals and the engines")
     play.add_argument("--save", metavar="FILE", help="where to save the record")
     play.set_defaults(run=cmd_play)

@@ -7,7 +7,6 @@ cancelled or timed-out call frees its core at once).
 """
 from __future__ import annotations
 
-import math
 import queue
 import random
 import threading
@@ -17,6 +16,7 @@ from importlib import metadata
 
 import grpc
 
+from cirulla.solver import players
 from cirulla.solver.errors import CirullaError
 from cirulla.solver.rules import Rules
 from cirulla.solver.search import CancelToken, equity_table, search
@@ -31,24 +31,14 @@ MIN_SEARCH_MS = 1.0                 # what a call gets whose deadline leaves not
 MIN_INTERVAL_MS, MAX_INTERVAL_MS = 10, 60_000
 
 
-@dataclass(frozen=True)
-class Level:
-    """An AI opponent's strength: a search of `iterations`, then (seeded) a
-    slip with chance `slip` (a greedy grab, or now and then any legal move),
-    else a choice among the ranked moves that favours close ones the more, the
-    higher the `temperature` (in points)."""
-    iterations: int
-    temperature: float
-    slip: float
-
-
-LEVELS = {
-    epb.STRENGTH_BEGINNER: Level(300, 1.5, 0.30),
-    epb.STRENGTH_CASUAL: Level(1_500, 0.8, 0.15),
-    epb.STRENGTH_INTERMEDIATE: Level(6_000, 0.35, 0.06),
-    epb.STRENGTH_ADVANCED: Level(25_000, 0.1, 0.02),
+# the Strength enum's levels: the solver's (players.LEVELS), which `cirulla play` offers too
+STRENGTHS = {
+    epb.STRENGTH_BEGINNER: players.level("beginner"),
+    epb.STRENGTH_CASUAL: players.level("casual"),
+    epb.STRENGTH_INTERMEDIATE: players.level("intermediate"),
+    epb.STRENGTH_ADVANCED: players.level("advanced"),
 }
-FULL_ITERATIONS = 100_000           # STRENGTH_FULL without a budget: reproducible by seed
+FULL_ITERATIONS = players.level("full").iterations   # STRENGTH_FULL without a budget: reproducible by seed
 
 
 @dataclass(frozen=True)
@@ -160,10 +150,10 @@ class EngineServicer(epb_grpc.EngineServiceServicer):
         view = convert.view_from_proto(request.view)
         legal = positions.legal_moves(view)
         strength = request.strength or epb.STRENGTH_FULL
-        if strength not in LEVELS and strength != epb.STRENGTH_FULL:
+        if strength not in STRENGTHS and strength != epb.STRENGTH_FULL:
             raise BadRequest.one("strength", f"unknown strength {strength}")
         rng = random.Random(f"{request.seed}/{strength}")
-        level = LEVELS.get(strength)
+        level = STRENGTHS.get(strength)
         if level is None:
             budget = request.budget
             if not budget.time_ms and not budget.iterations:
@@ -176,7 +166,7 @@ class EngineServicer(epb_grpc.EngineServiceServicer):
             return epb.ChooseMoveResponse(move=convert.move_to_proto(legal[0]), strength=strength,
                                           stats=epb.EngineStats(threads=0, method="forced", seed=request.seed))
         result = self._search(view, plan, request.seed, context)
-        move = result.best if level is None else _human_choice(view, result, level, rng)
+        move = result.best if level is None else level.pick(result, rng, lambda: positions.greedy_move(view))
         return epb.ChooseMoveResponse(move=convert.move_to_proto(move), strength=strength,
                                       cut_short=self._cut_short(result, plan),
                                       stats=convert.stats_to_proto(result, request.seed))
@@ -185,7 +175,7 @@ class EngineServicer(epb_grpc.EngineServiceServicer):
     def GetEngineInfo(self, request, context):
         return convert.engine_info_to_proto(
             version=_version(), config=self.config,
-            strengths=[*LEVELS, epb.STRENGTH_FULL])
+            strengths=[*STRENGTHS, epb.STRENGTH_FULL])
 
     # --- searching under the limits ---
 
@@ -241,18 +231,6 @@ def _view_errors():
         yield
     except CirullaError as e:
         raise BadRequest.one("view", str(e)) from None
-
-
-def _human_choice(view, result, level: Level, rng: random.Random):
-    """A move as a player of this level might make it (seeded)."""
-    if rng.random() < level.slip:
-        if rng.random() < 0.7:
-            return positions.greedy_move(view)     # grabs what is on the table
-        return rng.choice(result.moves).move         # any legal move
-    # the better a move looks, the likelier: softmax over expected points
-    best = result.moves[0].expected
-    weights = [math.exp((m.expected - best) / level.temperature) for m in result.moves]
-    return rng.choices([m.move for m in result.moves], weights=weights)[0]
 
 
 def _version() -> str:
