@@ -1,0 +1,512 @@
+"""Post-game analysis (issue 5): every decision of a finished match judged,
+the luck of every deal, and how the final score splits between them.
+
+Three searches per decision, all on the replayed record:
+
+* the **view** search: the seat's own SeatView at that moment (never
+  hindsight), ranking every legal move. The played move's loss is the best
+  move's expected hand margin minus the played move's, paired on the same
+  worlds (``MoveStats.diff_to_best``), with its standard error; beside it the
+  loss in match-winning chance where the search rates it (2 sides, a target).
+* the **hindsight** search (double-dummy): the true world, every card
+  visible, the stock's order included (``search.Knowledge.true_world``, the
+  arena's cheating engine). Its best move is what perfect knowledge would have
+  played; ``unavoidable`` is the hindsight loss of the view's best move, what
+  no one could have avoided.
+* the **value** search: every dealt card visible, the stock unknown (sampled).
+  It values positions the same for both sides, so it draws the evaluation
+  graph and measures luck (2 sides only: with 3 or more sides a search rates
+  only the asking side's margin, so luck and the graph are left out).
+
+Judgement. A decision's *severity* is its loss in points (one scopa = 1
+point) while the search ranks by points; near the target (or with a
+cappotto in reach), where the search ranks by the chance of winning the
+match, it is the drop in that chance divided by what one point is worth at
+0-0 (``point_worth``: 1.9 % in a classic match to 51), so the grades there
+follow the drop in winning chances as Lichess's do, and a point lost near the
+end weighs about twice one lost early. A hand's margin has a standard
+deviation of about 9 points, one scopa is 1:
+
+    inaccuracy  severity >= 0.25     a quarter of a scopa
+    mistake     severity >= 0.5
+    blunder     severity >= 1.0      a scopa handed over or thrown away
+
+and only if the severity is at least ``SIGNIFICANCE`` = 2 standard errors
+(the search's paired standard error of the loss, scaled like the severity), so
+the search's noise is never called an error. A forced move (one legal move) is
+never an error. At the default budget a loss's standard error is about 0.02
+to 0.1 points; the exact endgames (2 players, the last two rounds) have none.
+
+Accuracy (0-100): a decision's accuracy is ``100 * 2 ** (-s / 0.5)`` where
+``s`` is its severity if significant, else 0 (half a point lost halves it); a
+player's accuracy is the mean over their unforced decisions. ``avg_loss`` is
+the mean points lost per unforced decision (backgammon's error rate).
+
+Luck and the identity (2 sides; for side 0, side 1's figures are the
+negatives). Let V(d) be the value search's expected margin for side 0 at
+decision d (its best move's) and Q(d) the played move's. Each hand starts at
+``start``: the mean hand margin of the dealer's side in the engine's own
+self-play distribution (the dealer's seat is not luck). Then:
+
+    luck of the deal(s) before d  = V(d) - Q(previous decision of the round)
+                                    (at a hand's first deal: V(d) - start)
+    play (what errors did)        = sum over decisions of -loss for side 0's
+                                    seats, +loss for side 1's
+    rest                          = what the hidden cards and the evaluator's
+                                    noise did: the value search's own swings
+                                    Q(d) - V(d) less the play term, the gaps
+                                    V(d+1) - Q(d) between decisions, and the
+                                    hand's actual margin - Q(last decision)
+
+and the final score margin = start + luck + play + rest, exactly: every term
+is one step of the value graph, which runs from ``start`` to the actual hand
+margin in each hand. A hand that the record leaves unfinished counts at its
+last value.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterator
+
+from .errors import StateError
+from .events import Deal, HandEnd, Turn
+from .match import Match
+from .moves import Move
+from .rules import Rules
+from .search import CancelToken, Knowledge, MoveStats, SearchResult, _run, search, win_chance
+from .view import SeatView
+
+__all__ = ["DEFAULT_ITERATIONS", "THRESHOLDS", "SIGNIFICANCE", "Decision", "DealLuck", "Point",
+           "PlayerSummary", "SideSummary", "Summary", "analyze", "analyze_all", "grade",
+           "decision_accuracy", "point_worth", "decision_count"]
+
+DEFAULT_ITERATIONS = 30_000     # per search: about the search's default 100 ms on one core
+DEFAULT_JOBS = 2                # decisions analysed at once (the search releases the GIL)
+THRESHOLDS = (("blunder", 1.0), ("mistake", 0.5), ("inaccuracy", 0.25))   # severity, points
+SIGNIFICANCE = 2.0              # standard errors a loss needs to be judged
+HALF_ACCURACY = 0.5             # the severity that halves a decision's accuracy
+
+
+# --- results ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision of one seat, judged from that seat's view at that moment."""
+    number: int                 # 0-based, in the match's order
+    event: int                  # index of its Turn in match.events
+    hand: int
+    round: int
+    seat: int
+    side: int
+    legal: int                  # legal moves
+    played: Move
+    best: Move                  # the view search's recommendation
+    expected: float             # expected hand margin of the played move (the seat's side)
+    best_expected: float
+    loss: float                 # points: best_expected - expected (paired)
+    loss_stderr: float
+    win: float | None           # the seat's side's chance of winning the match after the played move
+    best_win: float | None
+    win_loss: float | None      # best_win - win
+    judged_by: str              # "points" or "win_chance"
+    severity: float             # the loss graded (see the module docstring)
+    severity_stderr: float
+    judgement: str | None       # None, "inaccuracy", "mistake" or "blunder"
+    hindsight_best: Move        # the best move with every card visible
+    hindsight_loss: float       # the played move's loss with every card visible
+    unavoidable: float          # the view's best move's loss with every card visible
+    value_before: float | None  # the value search's expected margin for the seat's side, best move
+    value_after: float | None   # ... after the played move
+    luck: tuple[float, ...] | None   # by side: the deal(s) just before this decision
+    method: str                 # the view search's method ("ismcts", "exact", "forced")
+
+    @property
+    def forced(self) -> bool:
+        return self.legal == 1
+
+    @property
+    def accuracy(self) -> float:
+        return decision_accuracy(self)
+
+
+@dataclass(frozen=True)
+class DealLuck:
+    """How a deal (with a void deal before it, R-MONTE) moved side 0's expected margin."""
+    event: int                  # index of the deal in match.events
+    hand: int
+    round: int
+    before: float
+    after: float
+
+    @property
+    def luck(self) -> float:
+        return self.after - self.before
+
+
+@dataclass(frozen=True)
+class Point:
+    """A point of the evaluation graph: side 0's expected match margin (score
+    difference before the hand plus the hand's expected margin) after an event."""
+    event: int                  # index in match.events (-1: the match's start)
+    kind: str                   # "start", "deal", "turn" or "end"
+    hand: int
+    margin: float
+    decision: int | None = None # the decision of a "turn"
+
+
+@dataclass(frozen=True)
+class PlayerSummary:
+    seat: int
+    name: str
+    side: int
+    decisions: int
+    forced: int
+    inaccuracies: int
+    mistakes: int
+    blunders: int
+    loss: float                 # points lost in all (by the view search)
+    avg_loss: float             # per unforced decision
+    accuracy: float             # 0-100
+    hindsight_loss: float       # points lost had every card been visible
+    unavoidable: float          # of which no play from the seat's view could avoid
+
+
+@dataclass(frozen=True)
+class SideSummary:
+    """result = start + luck + play + rest (see the module docstring)."""
+    side: int
+    name: str
+    result: float               # the side's points minus the other's over the match
+    start: float
+    luck: float
+    play: float
+    rest: float
+
+
+@dataclass(frozen=True)
+class Summary:
+    players: tuple[PlayerSummary, ...]
+    sides: tuple[SideSummary, ...]          # empty with 3 or more sides
+    deals: tuple[DealLuck, ...]             # empty with 3 or more sides
+    timeline: tuple[Point, ...]             # empty with 3 or more sides
+    decisions: int
+    scores: tuple[int, ...]
+    winner: int | None
+    iterations: int
+    seed: int
+    elapsed_ms: float
+    point_worth: float | None
+
+
+# --- grading ------------------------------------------------------------------------
+
+def grade(severity: float, stderr: float = 0.0) -> str | None:
+    """The judgement of a severity (points), or None: below the thresholds, or
+    within SIGNIFICANCE standard errors of no loss."""
+    if severity < SIGNIFICANCE * stderr:
+        return None
+    for name, threshold in THRESHOLDS:
+        if severity >= threshold:
+            return name
+    return None
+
+
+def decision_accuracy(d: Decision) -> float:
+    """100 * 2 ** (-severity / 0.5) for a significant loss, else 100."""
+    if d.forced or d.severity <= 0 or d.severity < SIGNIFICANCE * d.severity_stderr:
+        return 100.0
+    return 100.0 * 2.0 ** (-d.severity / HALF_ACCURACY)
+
+
+@lru_cache(maxsize=32)
+def point_worth(rules: Rules) -> float | None:
+    """What one point is worth in match-winning chance at 0-0 (mean over who
+    deals), or None where the search rates no winning chance."""
+    at = [win_chance(rules, s, d) for s in ((0, 0), (1, 0)) for d in (0, 1)]
+    if at[0] is None:
+        return None
+    return max(((at[2] - at[0]) + (at[3] - at[1])) / 2, 1e-6)
+
+
+def _worth_here(rules: Rules, scores: tuple[int, ...], dealer: int, side: int) -> float:
+    """One more point for `side` now, in its chance of winning (next hand's dealer)."""
+    nxt = (dealer + 1) % rules.players
+    up = list(scores)
+    up[side] += 1
+    p0, p1 = win_chance(rules, tuple(scores), nxt), win_chance(rules, tuple(up), nxt)
+    return abs(p1 - p0)
+
+
+# --- the positions of a record --------------------------------------------------
+
+@dataclass(frozen=True)
+class _Position:
+    number: int
+    event: int
+    hand: int
+    round: int
+    seat: int
+    played: Move
+    view: SeatView
+    world: Knowledge            # the true world, the stock in its real order
+    scores: tuple[int, ...]
+    dealer: int
+
+
+def decision_count(match: Match) -> int:
+    return sum(isinstance(e, Turn) for e in match.events)
+
+
+def _positions(match: Match) -> list[_Position]:
+    """Replay the match's events, keeping what each decision needs."""
+    r = match.rules
+    replay = Match(r, dealer=match.first_dealer, manual_deal=True, names=match.names)
+    events = match.events
+    out: list[_Position] = []
+    for i, e in enumerate(events):
+        if isinstance(e, Deal):
+            replay.deal(e.hands, e.table)
+        elif isinstance(e, Turn):
+            if replay.to_move != e.seat:
+                raise StateError(f"event {i}: seat {e.seat} plays, but it is seat {replay.to_move}'s turn")
+            world = Knowledge.true_world(replay, e.seat)
+            base = dict(world.base)
+            base["stock"] = _true_stock(base, r, events, i)
+            out.append(_Position(len(out), i, replay.hand_number, replay.round, e.seat, e.move,
+                                 replay.view(e.seat), dataclasses.replace(world, base=base),
+                                 tuple(replay.scores), replay.dealer))
+            replay.play(e.move)
+    return out
+
+
+def _true_stock(base: dict, rules: Rules, events, i: int) -> list[int]:
+    """The core's stock with the rest of this hand's deals in their real order
+    (a manual-deal replay only knows the cards dealt so far)."""
+    stock, pos = list(base["stock"]), base["stock_pos"]
+    future: list[int] = []
+    for e in events[i + 1:]:
+        if isinstance(e, HandEnd) or (isinstance(e, Deal) and e.round == 0):
+            break
+        if isinstance(e, Deal):
+            n = rules.players
+            future += [c.index for k in range(n) for c in e.hands[(e.dealer + 1 + k) % n]]
+    taken = set(future)
+    return stock[:pos] + future + [c for c in stock[pos:] if c not in taken]
+
+
+# --- one decision ------------------------------------------------------------------
+
+def _mix(seed: int, number: int, kind: int) -> int:
+    x = (seed * 0x9E3779B97F4A7C15 + number * 0xBF58476D1CE4E5B9 + kind * 0x94D049BB133111EB) % 2**64
+    return (x ^ (x >> 31)) % 2**63
+
+
+def _stats(result: SearchResult, move: Move) -> MoveStats:
+    for s in result.moves:
+        if s.move == move:
+            return s
+    raise StateError(f"the search did not rank the played move {move}")
+
+
+def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
+             values: bool) -> Decision:
+    r = p.view.rules
+    side = r.side_of(p.seat)
+    view = search(p.view, iterations=iterations, seed=_mix(seed, p.number, 1), cancel=cancel)
+    played, best = _stats(view, p.played), view.moves[0]
+    legal = len(view.moves)
+    loss, loss_se = -played.diff_to_best, played.diff_stderr
+    win_loss = None if best.win_chance is None else best.win_chance - played.win_chance
+    judged_by = "win_chance" if view.ranked_by == "win_chance" and win_loss is not None else "points"
+    if legal == 1:
+        severity, se, loss, loss_se = 0.0, 0.0, 0.0, 0.0
+    elif judged_by == "points":
+        severity, se = loss, loss_se
+    else:
+        # the drop in winning chance in points at 0-0; its standard error from
+        # the points' one, at what a point is worth here
+        worth = point_worth(r)
+        severity = win_loss / worth
+        se = loss_se * _worth_here(r, p.scores, p.dealer, side) / worth
+    judgement = grade(severity, se) if legal > 1 else None
+    # hindsight: the true world, ranked by points
+    if legal == 1:
+        hind_best, hind_loss, unavoidable = played.move, 0.0, 0.0
+    else:
+        hind = _run(p.world, "auto", iterations=iterations, time_ms=None, seed=_mix(seed, p.number, 2),
+                    threads=1, cancel=cancel, sensitive=False)
+        hind_best = hind.best
+        hind_loss = -_stats(hind, p.played).diff_to_best
+        unavoidable = -_stats(hind, best.move).diff_to_best
+    before = after = None
+    if values:
+        stock = p.world.base["stock"][p.world.base["stock_pos"]:]
+        know = dataclasses.replace(p.world, fixed=False, unseen=tuple(stock))
+        value = _run(know, "auto", iterations=iterations, time_ms=None, seed=_mix(seed, p.number, 3),
+                     threads=1, cancel=cancel, sensitive=False)
+        before, after = value.moves[0].expected, _stats(value, p.played).expected
+    return Decision(p.number, p.event, p.hand, p.round, p.seat, side, legal, p.played, best.move,
+                    played.expected, best.expected, loss, loss_se, played.win_chance, best.win_chance,
+                    win_loss, judged_by, severity, se, judgement, hind_best, hind_loss, unavoidable,
+                    before, after, None, view.method)
+
+
+# --- the whole match ---------------------------------------------------------------
+
+def analyze(match: Match, *, iterations: int = DEFAULT_ITERATIONS, seed: int = 0,
+            jobs: int = DEFAULT_JOBS, cancel: CancelToken | None = None) -> Iterator[Decision | Summary]:
+    """Analyse every decision of a match (replayed from its events), yielding
+    each Decision in the match's order as soon as it is ready, then the Summary.
+
+    `jobs` decisions are searched at once, each search on one thread with a
+    seed drawn from `seed` and the decision's number, so the results do not
+    depend on `jobs`. Closing the generator cancels the searches in flight.
+
+    :raises StateError: for a bad budget or events the rules reject.
+    """
+    if not isinstance(iterations, int) or iterations < 1:
+        raise StateError(f"analysis: iterations must be a positive integer, got {iterations!r}")
+    if not isinstance(jobs, int) or jobs < 1:
+        raise StateError(f"analysis: jobs must be a positive integer, got {jobs!r}")
+    start = time.monotonic()
+    positions = _positions(match)
+    values = match.rules.n_sides == 2
+    cancel = cancel or CancelToken()
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="cirulla-analysis")
+    done: list[Decision] = []
+    try:
+        futures = [pool.submit(_analyse, p, iterations=iterations, seed=seed, cancel=cancel,
+                               values=values) for p in positions]
+        for p, f in zip(positions, futures):
+            d = f.result()
+            if cancel.cancelled:
+                return
+            if values:
+                d = dataclasses.replace(d, luck=_luck_before(match, positions, done, p, d))
+            done.append(d)
+            yield d
+    finally:
+        cancel.cancel()                     # a closed generator stops the searches in flight
+        pool.shutdown(wait=True, cancel_futures=True)
+    yield _summary(match, done, iterations=iterations, seed=seed,
+                   elapsed_ms=(time.monotonic() - start) * 1000.0)
+
+
+def analyze_all(match: Match, **options) -> tuple[list[Decision], Summary]:
+    """analyze() collected: the decisions and the summary."""
+    items = list(analyze(match, **options))
+    return items[:-1], items[-1]
+
+
+def _side0(d: Decision, value: float) -> float:
+    return value if d.side == 0 else -value
+
+
+def _hand_start(rules: Rules, dealer: int) -> float:
+    """Side 0's mean hand margin when `dealer` deals, in the engine's
+    greedy self-play distribution (the one behind the match-equity table)."""
+    from .search import _distribution_key, _hand_distribution     # its cached distribution
+    counts, _, _ = _hand_distribution(_distribution_key(rules))
+    total = sum(map(sum, counts)) or 1
+    dealer_margin = sum((x - y) * k for x, row in enumerate(counts) for y, k in enumerate(row)) / total
+    return dealer_margin if rules.side_of(dealer) == 0 else -dealer_margin
+
+
+def _luck_before(match: Match, positions: list[_Position], done: list[Decision], p: _Position,
+                 d: Decision) -> tuple[float, float] | None:
+    """The luck of the deal(s) between the previous decision and this one."""
+    events = match.events
+    prev = done[-1] if done else None
+    lo = prev.event + 1 if prev else 0
+    if not any(isinstance(e, Deal) for e in events[lo:d.event]):
+        return None
+    if prev is None or prev.hand != d.hand:
+        before = _hand_start(match.rules, p.dealer)
+    else:
+        before = _side0(prev, prev.value_after)
+    luck = _side0(d, d.value_before) - before
+    return (luck, -luck)
+
+
+def _summary(match: Match, decisions: list[Decision], *, iterations: int, seed: int,
+             elapsed_ms: float) -> Summary:
+    r = match.rules
+    players = []
+    for seat in range(r.players):
+        mine = [d for d in decisions if d.seat == seat]
+        free = [d for d in mine if not d.forced]
+        count = {g: sum(d.judgement == g for d in free) for g, _ in THRESHOLDS}
+        players.append(PlayerSummary(
+            seat, match.names[seat], r.side_of(seat), len(mine), len(mine) - len(free),
+            count["inaccuracy"], count["mistake"], count["blunder"],
+            sum(d.loss for d in free), sum(max(d.loss, 0.0) for d in free) / len(free) if free else 0.0,
+            sum(d.accuracy for d in free) / len(free) if free else 100.0,
+            sum(d.hindsight_loss for d in free), sum(d.unavoidable for d in free)))
+    sides: tuple[SideSummary, ...] = ()
+    deals: tuple[DealLuck, ...] = ()
+    timeline: tuple[Point, ...] = ()
+    if r.n_sides == 2:
+        sides, deals, timeline = _ledger(match, decisions)
+    return Summary(tuple(players), sides, deals, timeline, len(decisions), tuple(match.scores),
+                   match.winner, iterations, seed, elapsed_ms, point_worth(r))
+
+
+def _ledger(match: Match, decisions: list[Decision]):
+    """Side 0's value graph over the match, the luck of every deal, and the
+    split of the result into start + luck + play + rest (module docstring)."""
+    r, events = match.rules, match.events
+    by_event = {d.event: d for d in decisions}
+    names = [" & ".join(match.names[s] for s in range(r.players) if r.side_of(s) == side)
+             for side in range(2)]
+    start = luck = play = rest = 0.0
+    base = 0                    # side 0's match margin before the hand
+    timeline: list[Point] = []
+    deals: list[DealLuck] = []
+    value: float | None = None  # side 0's expected hand margin now
+    pending_deal: int | None = None
+    hand = 0
+    for i, e in enumerate(events):
+        if isinstance(e, Deal):
+            if e.round == 0 and (value is None or e.hand != hand):
+                hand = e.hand
+                value = _hand_start(r, e.dealer)
+                start += value
+                timeline.append(Point(i, "start", hand, base + value))
+            pending_deal = i                    # its luck shows at the next decision
+        elif isinstance(e, Turn):
+            d = by_event[i]
+            v_before, v_after = _side0(d, d.value_before), _side0(d, d.value_after)
+            if pending_deal is not None:
+                deals.append(DealLuck(pending_deal, d.hand, d.round, value, v_before))
+                luck += v_before - value
+                timeline.append(Point(pending_deal, "deal", d.hand, base + v_before))
+                pending_deal = None
+            else:
+                rest += v_before - value        # a gap: the same position, valued twice
+            swing = v_after - v_before          # the value search's view of the move
+            mine = _side0(d, -d.loss)           # the view search's, counted as play
+            play += mine
+            rest += swing - mine
+            value = v_after
+            timeline.append(Point(i, "turn", d.hand, base + value, d.number))
+        elif isinstance(e, HandEnd):
+            actual = e.sides[0].total - e.sides[1].total
+            if pending_deal is not None:        # R-CAPOTUN or a deal with no move after it
+                luck += actual - value
+            else:
+                rest += actual - value
+            base += actual
+            value, pending_deal = None, None
+            timeline.append(Point(i, "end", e.hand, float(base)))
+    if value is not None:                       # an unfinished hand counts at its last value
+        base += value
+    result = float(base)
+    sides = (SideSummary(0, names[0], result, start, luck, play, rest),
+             SideSummary(1, names[1], -result, -start, -luck, -play, -rest))
+    return sides, tuple(deals), tuple(timeline)

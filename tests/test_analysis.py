@@ -1,0 +1,230 @@
+"""Post-game analysis (issue 5): decisions judged from the seat's own view,
+the hindsight (every card visible) beside it, the luck of the deals, and the
+identity result = start + luck + play + rest.
+
+Records are built by the rules and replayed from their JSON, as a user's
+would be; budgets are small to keep the tests fast. Rule ids refer to
+/work/shared/RULES.md.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from cirulla.solver import Match, Rules, StateError, Turn, record
+from cirulla.solver.analysis import (SIGNIFICANCE, THRESHOLDS, Decision, Summary, analyze,
+                                     analyze_all, decision_count, grade, point_worth)
+from cirulla.solver.events import Deal, HandEnd
+from cirulla.solver.players import GreedyPlayer
+
+IT = 4_000                      # iterations per search in these tests
+greedy = GreedyPlayer()
+
+
+def sweeps(match: Match) -> list:
+    """The moves of the seat to move that take the whole table (R-SCOPA)."""
+    return [m for m in match.legal_moves if m.captured and len(m.captured) == len(match.table)]
+
+
+def finish_hand(match: Match) -> Match:
+    while not match.is_over:
+        match.play(greedy.choose(match))
+    return match
+
+
+def replayed(match: Match) -> Match:
+    """The match as a user's record gives it: saved to JSON and replayed."""
+    return record.loads(record.dumps(match))
+
+
+def record_where(pick, *, rules: Rules | None = None, seeds=range(300)) -> tuple[Match, int]:
+    """A one-hand match played greedily, except that at the first position
+    where pick(match) names a move, that move is played and the next seat
+    sweeps the table; the match and the index of the picked move's event."""
+    rules = rules or Rules(hands=1)
+    for seed in seeds:
+        m = Match(rules, seed=seed)
+        while not m.is_over:
+            move = pick(m)
+            if move is not None:
+                m.play(move)
+                event = len(m.events) - 1
+                m.play(sweeps(m)[0])
+                return replayed(finish_hand(m)), event
+            m.play(greedy.choose(m))
+    raise AssertionError("no such position")
+
+
+def drop_handing_a_scopa(m: Match):
+    """One card on the table that a held card takes (a scopa), no declaration to
+    make, and a card that cannot capture: dropping it lets the next seat sweep."""
+    moves = m.legal_moves
+    if len(m.table) != 1 or m.stock_size <= 6 or any(x.is_declaration for x in moves):
+        return None
+    if not any(x.captured for x in moves):
+        return None
+    for drop in (x for x in moves if not x.captured):
+        after = m.copy()
+        after.play(drop)
+        if after.phase == "play" and sweeps(after):
+            return drop
+    return None
+
+
+def forced_drop_handing_a_scopa(m: Match):
+    moves = m.legal_moves
+    if len(moves) != 1 or moves[0].captured or moves[0].is_declaration:
+        return None
+    after = m.copy()
+    after.play(moves[0])
+    return moves[0] if after.phase == "play" and sweeps(after) else None
+
+
+@pytest.fixture(scope="module")
+def blunder():
+    match, event = record_where(drop_handing_a_scopa)
+    decisions, summary = analyze_all(match, iterations=IT, seed=1)
+    return match, event, decisions, summary
+
+
+# --- judging decisions ------------------------------------------------------------
+
+def test_a_dropped_card_that_hands_over_a_scopa_is_a_blunder(blunder):
+    match, event, decisions, _ = blunder
+    d = next(d for d in decisions if d.event == event)
+    assert not d.played.captured and match.events[event + 1].scopa       # R-SCOPA: the next seat swept
+    assert len(d.best.captured) == 1 and d.judged_by == "points"     # the one table card: a scopa
+    assert d.judgement == "blunder" and d.severity >= 1.0 and d.loss_stderr > 0
+    assert d.severity >= SIGNIFICANCE * d.severity_stderr
+    assert d.accuracy < 25
+    # the seat's summary counts it
+    p = next(p for p in blunder[3].players if p.seat == d.seat)
+    assert p.blunders >= 1 and p.accuracy < 100
+
+
+def test_a_forced_move_is_never_an_error(blunder):
+    _, _, decisions, summary = blunder
+    forced = [d for d in decisions if d.forced]
+    assert forced
+    for d in forced:
+        assert d.judgement is None and d.loss == 0 and d.severity == 0 and d.accuracy == 100
+        assert d.played == d.best == d.hindsight_best and d.hindsight_loss == 0
+    for p in summary.players:
+        assert p.forced == sum(d.forced for d in decisions if d.seat == p.seat)
+
+
+def test_a_forced_move_that_hands_over_a_scopa_is_still_no_error():
+    match, event = record_where(forced_drop_handing_a_scopa)
+    assert match.events[event + 1].scopa
+    decisions, _ = analyze_all(match, iterations=1_000, seed=2)
+    d = next(d for d in decisions if d.event == event)
+    assert d.forced and d.judgement is None and d.accuracy == 100
+
+
+def test_decisions_are_judged_from_the_seats_view_not_hindsight():
+    """Two deals that differ only in the opponent's hidden cards: the seat's
+    figures are the same, the hindsight and value searches are not."""
+    rules = Rules(hands=1)
+    table, mine = "2C 4S 6D JH", "3D 5C KS"
+    analysed = []
+    for theirs in ("AS 7C QD", "7S QC 2H"):
+        m = Match(rules, dealer=1, manual_deal=True)
+        m.deal([mine, theirs], table)
+        move = m.legal_moves[0]
+        m.play(move)
+        (d,), summary = analyze_all(replayed(m), iterations=IT, seed=3)
+        analysed.append(d)
+    a, b = analysed
+    for field in ("played", "best", "expected", "best_expected", "loss", "loss_stderr",
+                  "judgement", "severity", "win", "best_win"):
+        assert getattr(a, field) == getattr(b, field), field
+    assert (a.value_before, a.hindsight_loss) != (b.value_before, b.hindsight_loss)
+
+
+def test_grades_and_their_thresholds():
+    assert [name for name, _ in THRESHOLDS] == ["blunder", "mistake", "inaccuracy"]
+    assert grade(0.1) is None and grade(0.25) == "inaccuracy" and grade(0.7) == "mistake"
+    assert grade(1.0) == "blunder" and grade(3.0) == "blunder"
+    assert grade(1.5, stderr=0.8) is None          # within two standard errors: noise
+    assert grade(1.5, stderr=0.7) == "blunder"
+    worth = point_worth(Rules())
+    assert 0.01 < worth < 0.03                     # one point at 0-0 of a match to 51
+    assert point_worth(Rules(players=3)) is None    # no winning chance rated for 3 sides
+
+
+def test_results_are_reproducible_and_do_not_depend_on_jobs(blunder):
+    match = blunder[0]
+    short = record.loads(record.dumps(match))
+    one = [d for d in analyze(short, iterations=1_000, seed=5, jobs=1) if isinstance(d, Decision)]
+    two = [d for d in analyze(short, iterations=1_000, seed=5, jobs=2) if isinstance(d, Decision)]
+    assert one == two and len(one) == decision_count(match)
+
+
+def test_bad_budgets_are_refused(blunder):
+    with pytest.raises(StateError, match="iterations"):
+        next(analyze(blunder[0], iterations=0))
+    with pytest.raises(StateError, match="jobs"):
+        next(analyze(blunder[0], jobs=0))
+
+
+# --- luck and the identity ---------------------------------------------------------
+
+def check_ledger(match: Match, decisions: list[Decision], summary: Summary) -> None:
+    events = match.events
+    s0, s1 = summary.sides
+    margin = match.scores[0] - match.scores[1]
+    # the result is the score, and it splits exactly
+    assert s0.result == margin and s1.result == -margin
+    for s in summary.sides:
+        assert math.isclose(s.start + s.luck + s.play + s.rest, s.result, abs_tol=1e-9)
+    # play is the view's losses, own seats' against the others'
+    play = sum(-d.loss if d.side == 0 else d.loss for d in decisions)
+    assert math.isclose(s0.play, play, abs_tol=1e-9)
+    # luck is the sum of the deals' luck, one entry per round dealt
+    assert math.isclose(s0.luck, sum(x.luck for x in summary.deals), abs_tol=1e-9)
+    rounds = {(e.hand, e.round) for e in events if isinstance(e, Deal)}
+    assert {(x.hand, x.round) for x in summary.deals} == rounds
+    # each decision right after a deal carries that deal's luck
+    with_luck = [d for d in decisions if d.luck is not None]
+    assert [d.luck[0] for d in with_luck] == pytest.approx([x.luck for x in summary.deals])
+    assert all(d.luck[1] == -d.luck[0] for d in with_luck)
+    # the graph ends every hand at the score margin, and the match at the result
+    ends = [p for p in summary.timeline if p.kind == "end"]
+    totals = [e.sides[0].match_total - e.sides[1].match_total for e in events if isinstance(e, HandEnd)]
+    assert [p.margin for p in ends] == totals and totals[-1] == margin
+    turns = [p for p in summary.timeline if p.kind == "turn"]
+    assert [p.decision for p in turns] == [d.number for d in decisions]
+
+
+def test_luck_play_and_rest_add_up_to_the_result(blunder):
+    match, _, decisions, summary = blunder
+    check_ledger(match, decisions, summary)
+
+
+def test_two_hands_and_four_players_add_up_too():
+    for rules, seed in ((Rules(hands=2), 11), (Rules(players=4, hands=1), 12)):
+        m = finish_hand(Match(rules, seed=seed))
+        decisions, summary = analyze_all(replayed(m), iterations=1_500, seed=1)
+        assert len(decisions) == decision_count(m)
+        check_ledger(m, decisions, summary)
+        assert {p.side for p in summary.players} == {0, 1}
+
+
+def test_three_sides_get_decisions_but_no_luck():
+    m = finish_hand(Match(Rules(players=3, hands=1), seed=4))
+    decisions, summary = analyze_all(replayed(m), iterations=1_000, seed=1)
+    assert len(decisions) == decision_count(m) and len(summary.players) == 3
+    assert summary.sides == () and summary.deals == () and summary.timeline == ()
+    assert all(d.luck is None and d.win is None and d.value_before is None for d in decisions)
+
+
+def test_an_unfinished_record_counts_its_last_hand_at_its_value():
+    m = Match(Rules(), seed=8)
+    for _ in range(10):
+        m.play(greedy.choose(m))
+    decisions, summary = analyze_all(replayed(m), iterations=1_000, seed=1)
+    s0 = summary.sides[0]
+    assert len(decisions) == 10 and summary.winner is None
+    assert math.isclose(s0.result, decisions[-1].value_after * (1 if decisions[-1].side == 0 else -1))
+    assert math.isclose(s0.start + s0.luck + s0.play + s0.rest, s0.result, abs_tol=1e-9)
