@@ -312,10 +312,10 @@ def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float
         raise StateError(f"search: threads must be a positive integer, got {threads!r}")
     if iterations is None and time_ms is None:
         time_ms = DEFAULT_TIME_MS
+    rules = know.rules
+    equity = equity_table(rules)            # built once per rules (~0.5 s), not from the budget
     start = time.monotonic()
     stop = cancel._flag if cancel is not None else _search.StopFlag()
-    rules = know.rules
-    equity = equity_table(rules)
     match_mode = bool(sensitive and equity is not None)
     searchers = [know.searcher(_thread_seed(seed, t), stop, equity=equity, match_mode=match_mode,
                                **params) for t in range(threads)]
