@@ -19,8 +19,10 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from cirulla.v1 import engine_service_pb2, engine_service_pb2_grpc, rules_service_pb2, rules_service_pb2_grpc
+from cirulla.v1 import (analysis_service_pb2, analysis_service_pb2_grpc, engine_service_pb2,
+                        engine_service_pb2_grpc, rules_service_pb2, rules_service_pb2_grpc)
 
+from .analysis_servicer import AnalysisServicer
 from .auth import BearerTokenInterceptor
 from .calls import CallLog
 from .config import ServerConfig, parse_config
@@ -31,7 +33,8 @@ log = logging.getLogger("cirulla.server")
 
 FLUSH_SECONDS = 1.0
 SERVICES = (engine_service_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name,
-            rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name)
+            rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
+            analysis_service_pb2.DESCRIPTOR.services_by_name["AnalysisService"].full_name)
 
 
 @dataclass
@@ -84,6 +87,7 @@ def build(config: ServerConfig) -> Running:
     engine.warm_up(config.presets_to_warm)
     engine_service_pb2_grpc.add_EngineServiceServicer_to_server(engine, server)
     rules_service_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(), server)
+    analysis_service_pb2_grpc.add_AnalysisServiceServicer_to_server(AnalysisServicer(config, engine.slots), server)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((*SERVICES, health.SERVICE_NAME, reflection.SERVICE_NAME), server)

@@ -228,3 +228,73 @@ def test_an_unfinished_record_counts_its_last_hand_at_its_value():
     assert len(decisions) == 10 and summary.winner is None
     assert math.isclose(s0.result, decisions[-1].value_after * (1 if decisions[-1].side == 0 else -1))
     assert math.isclose(s0.start + s0.luck + s0.play + s0.rest, s0.result, abs_tol=1e-9)
+
+
+# --- the service: AnalysisService.AnalyzeGame through its stub ----------------------
+
+@pytest.fixture(scope="module")
+def service():
+    from server_support import running
+    with running(max_concurrent_searches=4, max_threads=2, max_iterations=200_000,
+                 grace_seconds=1) as server:
+        import grpc
+
+        from cirulla.v1 import analysis_service_pb2_grpc
+        channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
+        yield server, analysis_service_pb2_grpc.AnalysisServiceStub(channel)
+        channel.close()
+
+
+def test_analyze_game_streams_decisions_then_the_summary(service, blunder):
+    from cirulla.server.analysis_servicer import (decision_from_proto, decision_to_proto,
+                                                  summary_from_proto, summary_to_proto)
+    from cirulla.v1 import analysis_service_pb2 as apb
+    server, stub = service
+    match = blunder[0]
+    replies = list(stub.AnalyzeGame(apb.AnalyzeGameRequest(record=record.to_proto(match),
+                                                           iterations=1_000, seed=7), timeout=60))
+    total = decision_count(match)
+    assert [r.WhichOneof("result") for r in replies] == ["decision"] * total + ["summary"]
+    assert [r.done for r in replies] == list(range(1, total + 1)) + [total]
+    assert {r.total for r in replies} == {total}
+    local, summary = analyze_all(match, iterations=1_000, seed=7)
+    assert [r.decision for r in replies[:-1]] == [decision_to_proto(d) for d in local]
+    got = replies[-1].summary
+    assert got.players == summary_to_proto(summary).players and got.sides == summary_to_proto(summary).sides
+    # and back: what the CLI's --server mode reads
+    assert [decision_from_proto(r.decision, match.rules) for r in replies[:-1]] == local
+    back = summary_from_proto(got)
+    assert back.sides == summary.sides and back.timeline == summary.timeline
+    assert server.engine.slots.in_use == 0
+
+
+def test_analyze_game_refuses_bad_records_and_budgets(service, blunder):
+    import grpc
+
+    from cirulla.v1 import analysis_service_pb2 as apb
+    from server_support import failure
+    _, stub = service
+    msg = record.to_proto(blunder[0])
+    msg.events[5].turn.move.Clear()
+    msg.events[5].turn.move.card = "KD"
+    for request, field in ((apb.AnalyzeGameRequest(record=msg), "record.events[5]"),
+                           (apb.AnalyzeGameRequest(record=record.to_proto(blunder[0]), iterations=10**9),
+                            "iterations"),
+                           (apb.AnalyzeGameRequest(record=record.to_proto(blunder[0]), threads=3), "threads")):
+        code, violations, _ = failure(lambda r: list(stub.AnalyzeGame(r, timeout=30)), request)
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and violations[0][0] == field
+
+
+def test_a_cancelled_analysis_frees_its_threads(service, blunder):
+    import time
+
+    from cirulla.v1 import analysis_service_pb2 as apb
+    server, stub = service
+    call = stub.AnalyzeGame(apb.AnalyzeGameRequest(record=record.to_proto(blunder[0]), iterations=150_000))
+    first = next(call)
+    assert first.WhichOneof("result") == "decision" and server.engine.slots.in_use == 2
+    call.cancel()
+    deadline = time.monotonic() + 2
+    while server.engine.slots.in_use and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.engine.slots.in_use == 0
