@@ -1,7 +1,8 @@
-"""`cirulla`: play against the engine, ask for hints, analyse games, run arenas."""
+"""cirulla: play Cirulla against the engine, ask it for hints, analyse your games."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -9,61 +10,367 @@ from pathlib import Path
 from rich.console import Console
 
 from cirulla.solver.errors import CirullaError
-from cirulla.solver.match import Match
-from cirulla.solver.players import LEVEL_NAMES, make_player
+from cirulla.solver.players import LEVELS, LEVEL_NAMES, make_player
 from cirulla.solver.rules import PRESETS, Rules
 
+from .remote import BAD_INPUT, FAILED, NO_FILE, OK, UNREACHABLE, USAGE, CliError
+
 EXAMPLES = """examples:
-  cirulla play                          a 2-player match against the engine
-  cirulla play --players 4 --level 2    you and an engine partner against two engines
+  cirulla play                              a match to 51 against the engine (level casual)
+  cirulla play --players 4 --level advanced you and an engine partner against two engines
+  cirulla hint game.json                    the ranked moves at the record's last decision
+  cirulla hint game.json --event 12         ... at the position before event 12
+  cirulla hint --view view.json             ... for a SeatView in protobuf's JSON mapping
+  cirulla analyze game.json --html game.html   every decision judged, as a page
+  cirulla arena ismcts:100ms greedy --pairs 50 engines against each other in duplicate
+  cirulla serve --listen 127.0.0.1:50051    the gRPC service (see cirulla serve --help)
+  cirulla analyze game.json --server 127.0.0.1:50051   the same, by a running server
+
+exit codes: 0 done, 1 failed, 2 bad usage, 3 bad input (a broken record or view),
+4 server unreachable, 5 file not found, 130 interrupted
 """
 
-# exit codes
-OK, USAGE, BAD_INPUT, UNREACHABLE = 0, 2, 3, 4
+LEVEL_HELP = "; ".join(f"{lv.name}: {lv.about}" for lv in LEVELS)
 
+
+# --- shared -----------------------------------------------------------------------
+
+def _out(args) -> Console:
+    """Where a command's readable output goes: stdout, or stderr under --json
+    (stdout is then the JSON alone)."""
+    return Console(stderr=True, highlight=False) if args.json else Console(highlight=False)
+
+
+def _emit_json(data) -> None:
+    sys.stdout.write(json.dumps(data, indent=1) + "\n")
+
+
+def _load(path: str):
+    from cirulla.solver import record
+    p = Path(path)
+    if not p.is_file():
+        raise CliError(f"{path}: no such file", NO_FILE)
+    return record.load(p)
+
+
+def _remote(args):
+    from .remote import Remote
+    return Remote(args.server, token=args.token, tls_ca=args.tls_ca)
+
+
+def _add_remote(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("remote engine")
+    g.add_argument("--server", metavar="HOST:PORT", help="ask a running `cirulla serve` instead of the local engine")
+    g.add_argument("--token", help="bearer token for the server (or CIRULLA_TOKEN)")
+    g.add_argument("--tls-ca", metavar="FILE", help="CA certificate (PEM) for a TLS server")
+
+
+# --- play -------------------------------------------------------------------------
 
 def _rules(args) -> Rules:
     options = {"players": args.players} if args.players else {}
     if args.target:
         options["target"] = args.target
+    if args.hands:
+        options["hands"] = args.hands
     return Rules.preset(args.preset, **options)
 
 
-def cmd_play(args, console: Console) -> int:
-    from .play import Game
-    rules = _rules(args)
-    match = Match(rules, seed=args.seed, names=["You"] + [f"Engine {i}" for i in range(1, rules.players)])
-    opponents = {seat: make_player(args.level, seed=None if args.seed is None else args.seed + seat)
-                 for seat in range(1, rules.players)}
-    save_to = Path(args.save or time.strftime("cirulla-%Y%m%d-%H%M%S.json"))
-    return Game(match, 0, opponents, console=console, save_to=save_to).run()
+def cmd_play(args) -> int:
+    from cirulla.solver.match import Match
 
+    from .play import Game, local_hint
+    rules = _rules(args)
+    n = rules.players
+    names = [args.name] + [("Partner" if n == 4 and seat == 2 else f"Engine {seat}") for seat in range(1, n)]
+    match = Match(rules, seed=args.seed, names=names)
+    opponents = {seat: make_player(args.level, seed=None if args.seed is None else args.seed + seat)
+                 for seat in range(1, n)}
+    save_to = Path(args.save or time.strftime("cirulla-%Y%m%d-%H%M%S.json"))
+    console = _out(args)
+    game = Game(match, 0, opponents, console=console, save_to=save_to,
+                hint=local_hint(time_ms=args.hint_ms), level=args.level)
+    code = game.run()
+    if args.json:
+        _emit_json({"record": str(save_to), "scores": match.scores, "winner": match.winner,
+                    "over": match.is_over, "hands": match.hand_number + (0 if match.is_over else 1)})
+    return code
+
+
+# --- hint -------------------------------------------------------------------------
+
+def _position(args):
+    """The view to rank: --view FILE, or a record at --event / --seat."""
+    from cirulla.server.convert import view_from_proto
+    from cirulla.server.errors import BadRequest
+    from google.protobuf import json_format
+
+    from cirulla.v1 import game_pb2
+    if args.view:
+        if args.record:
+            raise CliError("give a record or --view, not both", USAGE)
+        p = Path(args.view)
+        if not p.is_file():
+            raise CliError(f"{args.view}: no such file", NO_FILE)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+            msg = json_format.ParseDict(data.get("view", data) if isinstance(data, dict) else data,
+                                        game_pb2.SeatView())
+            return view_from_proto(msg), None
+        except (json.JSONDecodeError, json_format.ParseError) as e:
+            raise CliError(f"{args.view}: not a cirulla.v1.SeatView in JSON: {e}") from None
+        except BadRequest as e:
+            raise CliError(f"{args.view}: " + "; ".join(f"{f.removeprefix('view.')}: {why}"
+                                                        for f, why in e.violations)) from None
+    if not args.record:
+        raise CliError("give a record (cirulla hint game.json) or --view FILE", USAGE)
+    from .records import decision_events, position_at
+    match = _load(args.record)
+    events = decision_events(match)            # (event index, seat) of every decision
+    if args.event is not None:
+        if not 0 <= args.event <= len(match.events):
+            raise CliError(f"--event {args.event}: the record has events 0..{len(match.events)}")
+        at = position_at(match, args.event)
+        if at.phase != "play":
+            raise CliError(f"--event {args.event}: nobody is to move there (the match is in phase {at.phase!r})")
+        if args.seat is not None and args.seat != at.to_move:
+            raise CliError(f"--event {args.event}: seat {at.to_move} is to move there, not seat {args.seat}")
+        return at.view(at.to_move), args.event
+    if args.seat is not None and not 0 <= args.seat < match.rules.players:
+        raise CliError(f"--seat {args.seat}: seats are 0..{match.rules.players - 1}")
+    if not match.is_over and match.phase == "play" and args.seat in (None, match.to_move):
+        return match.view(match.to_move), len(match.events)
+    mine = [e for e, seat in events if args.seat is None or seat == args.seat]
+    if not mine:
+        raise CliError("the record has no decision" + (f" of seat {args.seat}" if args.seat is not None else ""))
+    at = position_at(match, mine[-1])
+    return at.view(at.to_move), mine[-1]
+
+
+def cmd_hint(args) -> int:
+    from cirulla.server import convert
+    view, event = _position(args)
+    console = _out(args)
+    if args.server:
+        import grpc
+
+        from cirulla.v1 import engine_service_pb2 as epb
+
+        from .remote import rpc_error
+        with _remote(args) as remote:
+            request = epb.GetHintRequest(view=convert.view_to_proto(view), seed=args.seed,
+                                         budget=epb.Budget(time_ms=int(args.time_ms or 0),
+                                                           iterations=args.iterations or 0,
+                                                           threads=args.threads))
+            try:
+                hint = remote.engine.GetHint(request, metadata=remote.metadata, timeout=60).hint
+            except grpc.RpcError as e:
+                raise rpc_error(e, args.server) from None
+    else:
+        from cirulla.solver.search import search
+        time_ms = args.time_ms if args.time_ms or args.iterations else 1000.0
+        result = search(view, iterations=args.iterations, time_ms=time_ms, seed=args.seed,
+                        threads=args.threads)
+        hint = convert.hint_to_proto(result, args.seed, cut_short=result.cut_short)
+    if args.json:
+        from google.protobuf import json_format
+        _emit_json({"seat": view.seat, "event": event, "view": json_format.MessageToDict(convert.view_to_proto(view)),
+                    "hint": json_format.MessageToDict(hint)})
+        return OK
+    from . import render
+    where = f" before event {event}" if event is not None else ""
+    console.print(f"[bold]Seat {view.seat} to move{where}[/] — hand {view.hand_number + 1}, round {view.round + 1}, "
+                  f"score {' – '.join(map(str, view.scores))}")
+    console.print(f"Table: {render.cards(view.table)}    Hand: {render.cards(view.hand)}")
+    console.print(render.hint_table(hint))
+    return OK
+
+
+# --- analyze ----------------------------------------------------------------------
+
+def cmd_analyze(args) -> int:
+    from .analyze import run_analysis
+    match = _load(args.record)
+    return run_analysis(match, args, _out(args))
+
+
+# --- arena ------------------------------------------------------------------------
+
+def cmd_arena(args) -> int:
+    import dataclasses
+
+    from cirulla.solver.arena import arena
+    options = {"players": args.players}
+    if args.target:
+        options["target"] = args.target
+    if args.hands:
+        options["hands"] = args.hands
+    rules = Rules.preset(args.preset, **options)
+    console = _out(args)
+
+    def progress(k, res):
+        if args.progress and k % args.progress == 0 and k < args.pairs:
+            console.print(f"[{k}/{args.pairs}] " + res.lines()[1])
+
+    res = arena(args.a, args.b, rules=rules, pairs=args.pairs, seed=args.seed, jobs=args.jobs, on_pair=progress)
+    if args.json:
+        _emit_json({"rules": {"preset": args.preset, "players": rules.players, "target": rules.target,
+                              "hands": rules.hands}, **dataclasses.asdict(res)})
+        return OK
+    console.print(f"rules: {args.preset}, {rules.players} players, "
+                  + (f"{rules.hands} hand(s) per match" if rules.hands else f"target {rules.target}"))
+    for line in res.lines():
+        console.print(line)
+    return OK
+
+
+# --- serve ------------------------------------------------------------------------
+
+def cmd_serve(argv: list[str]) -> int:
+    """`cirulla serve [--json] [server flags]`: the flags are cirulla-server's."""
+    import logging
+
+    from cirulla.server.app import serve
+    from cirulla.server.config import parse_config
+    as_json = "--json" in argv
+    argv = [a for a in argv if a != "--json"]
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if "-h" in argv or "--help" in argv:
+        print(build_parser()._serve.format_help())
+    try:
+        config = parse_config(argv)
+    except SystemExit as e:                     # its --help, or a bad flag (already said)
+        return int(e.code or 0)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_JsonLog() if as_json else
+                         logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=config.log_level.upper(), handlers=[handler])
+    return serve(config)
+
+
+class _JsonLog:
+    """One JSON object per log line (`cirulla serve --json`)."""
+
+    def format(self, record) -> str:
+        return json.dumps({"time": record.created, "level": record.levelname, "logger": record.name,
+                           "message": record.getMessage()})
+
+
+# --- the parser -------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cirulla", description=__doc__, epilog=EXAMPLES,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True)
-    play = sub.add_parser("play", help="play a match against engine players",
-                          description="Play a match in the terminal; the record is saved at the end and on quit.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    raw = argparse.RawDescriptionHelpFormatter
+
+    def command(name, help, description, epilog):
+        c = sub.add_parser(name, help=help, description=description, epilog=epilog, formatter_class=raw)
+        c.add_argument("--json", action="store_true", help="print JSON for scripts (readable output goes to stderr)")
+        return c
+
+    play = command("play", "play a match against engine players",
+                   "Play a match in the terminal against engine players. Type a move's number or its\n"
+                   "text (7C x 2C 5S, 7C, declare 2S 5C 7H=A), `hint` for the engine's ranking,\n"
+                   "`undo`, `help`, `quit`. The record is saved when the match ends and on quit.",
+                   "examples:\n  cirulla play --level beginner\n  cirulla play --players 3 --target 31\n"
+                   "  cirulla play --preset online --players 4 --level full --save game.json\n\n"
+                   "levels, weakest first:\n  " + "\n  ".join(f"{lv.name:13} {lv.about}" for lv in LEVELS))
     play.add_argument("--preset", default="classic", choices=list(PRESETS))
-    play.add_argument("--players", type=int, choices=(2, 3, 4, 5))
+    play.add_argument("--players", type=int, choices=(2, 3, 4, 5), help="players at the table (default: the preset's)")
     play.add_argument("--target", type=int, help="points that end the match (default: the preset's)")
-    play.add_argument("--level", default="greedy", choices=list(LEVEL_NAMES), help="the engines' strength")
+    play.add_argument("--hands", type=int, help="play this many hands instead of to a target")
+    play.add_argument("--level", default="casual", choices=list(LEVEL_NAMES), metavar="LEVEL",
+                      help=f"the engines' strength (default casual): {', '.join(LEVEL_NAMES)}")
     play.add_argument("--seed", type=int, help="seed for the deals and the engines")
-    play.add_argument("--save", metavar="FILE", help="where to save the record")
+    play.add_argument("--name", default="You", help="your name in the record")
+    play.add_argument("--save", metavar="FILE", help="where to save the record (default cirulla-DATE-TIME.json)")
+    play.add_argument("--hint-ms", type=float, default=500.0, help="search time of a hint (default 500)")
     play.set_defaults(run=cmd_play)
+
+    hint = command("hint", "rank the moves of a position",
+                   "Every legal move of the seat to move, ranked by the search from that seat's view:\n"
+                   "expected points of the hand (own side minus the others) with standard errors,\n"
+                   "the difference to the best move, the chance of winning the match, the risk of\n"
+                   "the next player sweeping the table.",
+                   "examples:\n  cirulla hint game.json                  the record's last decision\n"
+                   "  cirulla hint game.json --seat 0         seat 0's last decision\n"
+                   "  cirulla hint game.json --event 12       the position before event 12\n"
+                   "  cirulla hint --view view.json --iterations 50000 --seed 1\n"
+                   "  cirulla hint game.json --server 127.0.0.1:50051 --json")
+    hint.add_argument("record", nargs="?", help="a game record (JSON)")
+    hint.add_argument("--view", metavar="FILE", help="a cirulla.v1.SeatView in protobuf's JSON mapping instead")
+    hint.add_argument("--seat", type=int, help="the seat whose decision to rank (default: the seat to move)")
+    hint.add_argument("--event", type=int, help="the position before this event of the record (0-based)")
+    hint.add_argument("--time-ms", type=float, help="search time (default 1000 ms)")
+    hint.add_argument("--iterations", type=int, help="search iterations (with --seed: reproducible)")
+    hint.add_argument("--threads", type=int, default=1)
+    hint.add_argument("--seed", type=int, default=0)
+    _add_remote(hint)
+    hint.set_defaults(run=cmd_hint)
+
+    an = command("analyze", "judge every decision of a game record",
+                 "Every decision of every player judged from what that player could see then:\n"
+                 "the best move and the points (and winning chance) lost, graded inaccuracy,\n"
+                 "mistake or blunder; the best move with every card visible; the luck of each\n"
+                 "deal; per-player accuracy. Thresholds: see cirulla.solver.analysis.",
+                 "examples:\n  cirulla analyze game.json\n  cirulla analyze game.json --html game.html\n"
+                 "  cirulla analyze game.json --all --iterations 100000\n"
+                 "  cirulla analyze game.json --server 127.0.0.1:50051 --json > analysis.json")
+    an.add_argument("record", help="a game record (JSON)")
+    an.add_argument("--html", metavar="FILE", help="also write the report as a self-contained web page")
+    an.add_argument("--all", action="store_true", help="list every decision, not only the errors")
+    an.add_argument("--iterations", type=int, help="iterations per search (default 30000)")
+    an.add_argument("--jobs", type=int, default=2, help="decisions analysed at once (default 2)")
+    an.add_argument("--seed", type=int, default=0)
+    _add_remote(an)
+    an.set_defaults(run=cmd_analyze)
+
+    ar = command("arena", "play engines against each other in duplicate",
+                 "Engines against each other in duplicate matches: each deal played twice with\n"
+                 "the seats swapped. Engines: random, greedy, flatmc, ismcts, cheat; a budget\n"
+                 "follows a colon (ismcts:100ms, flatmc:20000it).",
+                 "examples:\n  cirulla arena ismcts:100ms greedy --pairs 100 --jobs 2\n"
+                 "  cirulla arena ismcts:20ms flatmc:20ms --hands 1 --pairs 500 --json")
+    ar.add_argument("a", help="engine A, e.g. ismcts:100ms")
+    ar.add_argument("b", help="engine B, e.g. greedy")
+    ar.add_argument("--pairs", type=int, default=100, help="duplicate pairs of matches (default 100)")
+    ar.add_argument("--preset", default="classic", choices=sorted(PRESETS))
+    ar.add_argument("--players", type=int, default=2, choices=(2, 4))
+    ar.add_argument("--target", type=int, help="match target (default: the preset's)")
+    ar.add_argument("--hands", type=int, help="matches of this many hands instead of a target")
+    ar.add_argument("--seed", type=int, default=0)
+    ar.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
+    ar.add_argument("--progress", type=int, default=0, metavar="N", help="print the figures every N pairs")
+    ar.set_defaults(run=cmd_arena)
+
+    sv = command("serve", "run the gRPC service",
+                 "Run the cirulla.v1 gRPC service (hints, AI moves, rules, analysis) until\n"
+                 "SIGTERM or Ctrl-C (then: calls in flight finish, exit 0). The flags below the\n"
+                 "line are the server's own (cirulla-server); --json writes log lines as JSON.",
+                 "examples:\n  cirulla serve\n  CIRULLA_TOKEN=secret cirulla serve --listen 0.0.0.0:50051 --tls-cert c.pem --tls-key k.pem\n"
+                 "  cirulla serve --json                    log lines as JSON")
+    p._serve = sv                               # its help, printed above the server's flags
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["serve"]:
+        return cmd_serve(argv[1:])              # the server parses its own flags
     args = build_parser().parse_args(argv)
-    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
     try:
-        return args.run(args, console)
+        return args.run(args)
+    except CliError as e:
+        err.print(f"[red]error:[/] {e}")
+        return e.code
     except CirullaError as e:
-        Console(stderr=True, highlight=False).print(f"[red]error:[/] {e}")
+        err.print(f"[red]error:[/] {e}")
         return BAD_INPUT
     except KeyboardInterrupt:
+        err.print("interrupted")
         return 130
 
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Callable, TextIO
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 
 from cirulla.solver import record
 from cirulla.solver.errors import CirullaError
@@ -22,21 +22,49 @@ from cirulla.solver.players import Player
 from . import render
 
 HELP = """Commands: a move's number or its text (7C x 2C 5S, 7C, declare 2S 5C 7H=A),
-hint (the engine's ranking), undo (take back your last move), quit (save and stop)."""
+hint (the engine's ranking of your moves), undo (take back your last move), quit (save and stop)."""
+
+
+def local_hint(*, time_ms: float = 500.0, seed: int = 0) -> Callable[[Match], RenderableType]:
+    """The `hint` command: the search on the human's view, as a table."""
+    from cirulla.server.convert import hint_to_proto
+    from cirulla.solver.search import search
+
+    def hint(match: Match) -> RenderableType:
+        result = search(match.view(match.to_move), time_ms=time_ms, seed=seed)
+        return render.hint_table(hint_to_proto(result, seed, cut_short=result.cut_short),
+                                 title="The engine's ranking of your moves")
+    return hint
 
 
 class Game:
     def __init__(self, match: Match, human: int, opponents: dict[int, Player], *,
-                 console: Console, save_to: Path, hint: Callable[[Match], str] | None = None,
-                 stdin: TextIO = sys.stdin):
+                 console: Console, save_to: Path, hint: Callable[[Match], RenderableType] | None = None,
+                 stdin: TextIO = sys.stdin, level: str = ""):
         self.match, self.human, self.opponents = match, human, opponents
         self.console, self.save_to, self.hint, self.stdin = console, save_to, hint, stdin
+        self.level = level
         self._shown = 0
 
     def run(self) -> int:
+        """Play to the end of the match, or to `quit` or the end of the input;
+        the record is saved in every case (Ctrl-C included)."""
+        try:
+            return self._run()
+        except KeyboardInterrupt:
+            self.console.print()
+            self._save("interrupt")
+            raise
+
+    def _run(self) -> int:
         m, say = self.match, self.console.print
-        say(f"[bold]Cirulla[/] — {m.rules.name}, {m.rules.players} players, to {m.rules.target}. "
-            f"You are {m.names[self.human]} (seat {self.human}). Type [bold]help[/] for commands.")
+        r = m.rules
+        goal = f"{r.hands} hand{'s' if r.hands > 1 else ''}" if r.hands else f"to {r.target}"
+        partner = [m.names[s] for s in range(r.players) if s != self.human and r.side_of(s) == r.side_of(self.human)]
+        say(f"[bold]Cirulla[/] — {r.name}, {r.players} players, {goal}"
+            + (f", engines at level {self.level}" if self.level else "") + ". "
+            f"You are {m.names[self.human]} (seat {self.human})" + (f", partnered with {partner[0]}" if partner else "")
+            + ". Type [bold]help[/] for commands.")
         while not m.is_over:
             self._show_events()
             if m.to_move != self.human:
@@ -61,9 +89,12 @@ class Game:
         self._show_events()
         winner = m.winner
         names = self.side_names()
-        verb = "win" if "&" in names[winner] else "wins"
-        say(f"[bold]The match is over: {names[winner]} {verb} {m.scores[winner]} to "
-            f"{max(s for i, s in enumerate(m.scores) if i != winner)}.[/]")
+        if winner is None:
+            say(f"[bold]The match is over: a tie at {m.scores[0]}.[/]")
+        else:
+            verb = "win" if "&" in names[winner] or names[winner] == "You" else "wins"
+            say(f"[bold]The match is over: {names[winner]} {verb} {m.scores[winner]} to "
+                f"{max(s for i, s in enumerate(m.scores) if i != winner)}.[/]")
         self._save("end")
         return 0
 
@@ -126,10 +157,8 @@ class Game:
                             f"{m.names[e.dealer]} takes it, {e.dealer_scope} scopa.")
                     if e.capotun:
                         say(f"  Four of a kind on the table: {m.names[e.dealer]}'s side wins the match.")
-            elif isinstance(e, Turn) and e.seat != self.human:
+            elif isinstance(e, Turn):
                 say(f"  {m.names[e.seat]}: {render.move(e.move)}" + ("  [bold yellow]SCOPA![/]" if e.scopa else ""))
-            elif isinstance(e, Turn) and e.scopa:
-                say("  [bold yellow]SCOPA![/]")
             elif isinstance(e, HandEnd):
                 if e.leftover:
                     who = "nobody" if e.leftover_side < 0 else self.side_names()[e.leftover_side]
@@ -141,4 +170,6 @@ class Game:
 
     def _save(self, why: str) -> None:
         record.save(self.match, self.save_to)
-        self.console.print(f"Record saved to {self.save_to}")
+        self.console.print(f"Record saved to {self.save_to}"
+                           + (f" — analyse it with: cirulla analyze {self.save_to} --html report.html"
+                              if why == "end" else ""))

@@ -1,15 +1,18 @@
-"""How cards, moves and scores look in a terminal (rich markup)."""
+"""How cards, moves, hints and analyses look in a terminal (rich markup)."""
 from __future__ import annotations
 
-from typing import Iterable
+import re
+from typing import Iterable, Sequence
 
 from rich.table import Table
 
-from cirulla.solver.cards import Card, sort_key
+from cirulla.solver.cards import RANKS, SUIT_SYMBOLS, SUITS, Card, sort_key
 from cirulla.solver.events import CATEGORIES, HandEnd
 from cirulla.solver.moves import Move
 
 _STYLE = ("bold red", "red", "bold", "bold")        # D H C S: red suits red
+_CARD = re.compile(rf"\b([{RANKS}])([{SUITS}])(?![A-Za-z])")
+JUDGEMENT_STYLE = {"inaccuracy": "yellow", "mistake": "dark_orange", "blunder": "bold red"}
 
 
 def card(c: Card) -> str:
@@ -30,6 +33,13 @@ def move(m: Move) -> str:
     return f"{card(m.card)} takes {cards(m.captured)}"
 
 
+def move_text(text: str) -> str:
+    """A move's text form ("7C x 2C 5S") with suit symbols and colour."""
+    def one(m: re.Match) -> str:
+        return card(Card.parse(m.group(0)))
+    return _CARD.sub(one, text.replace(" x ", " × "))
+
+
 def hand_end_table(end: HandEnd, side_names: list[str]) -> Table:
     t = Table(title=f"Hand {end.hand + 1}", show_lines=False)
     t.add_column("")
@@ -41,4 +51,111 @@ def hand_end_table(end: HandEnd, side_names: list[str]) -> Table:
             t.add_row(cat.replace("_", " "), *map(str, values))
     t.add_row("[bold]hand[/]", *(f"[bold]{s.total}[/]" for s in end.sides))
     t.add_row("[bold]match[/]", *(f"[bold]{s.match_total}[/]" for s in end.sides))
+    return t
+
+
+# --- hints ---------------------------------------------------------------------
+
+def hint_table(hint, *, title: str = "", limit: int | None = None) -> Table:
+    """A cirulla.v1.Hint: every move ranked with the search's figures."""
+    stats = hint.stats
+    by_win = hint.ranked_by == 2
+    caption = (f"{stats.method}, {stats.iterations:,} playouts, {stats.elapsed_ms:.0f} ms; "
+               f"ranked by {'the chance of winning the match' if by_win else 'expected points'}"
+               + (" [yellow](cut short)[/]" if hint.cut_short else ""))
+    t = Table(title=title or None, caption=caption, caption_justify="left")
+    t.add_column("#", justify="right")
+    t.add_column("move")
+    t.add_column("expected", justify="right")
+    t.add_column("vs best", justify="right")
+    has_win = any(m.HasField("win_chance") for m in hint.moves)
+    if has_win:
+        t.add_column("win", justify="right")
+    t.add_column("scopa risk", justify="right")
+    t.add_column("samples", justify="right")
+    moves = list(hint.moves)[:limit] if limit else hint.moves
+    for i, m in enumerate(moves, 1):
+        row = [str(i), move_text(m.move.text),
+               f"{m.expected_points:+.2f} ± {m.expected_points_stderr:.2f}",
+               "[dim]best[/]" if i == 1 else f"{m.diff_to_best:+.2f} ± {m.diff_to_best_stderr:.2f}"]
+        if has_win:
+            row.append(f"{100 * m.win_chance:.1f} %" if m.HasField("win_chance") else "")
+        row += [f"{100 * m.scopa_risk:.0f} %", f"{m.samples:,}"]
+        t.add_row(*row, style="bold" if i == 1 else None)
+    return t
+
+
+# --- analyses ------------------------------------------------------------------
+
+def _signed(x: float, digits: int = 2) -> str:
+    return f"{x:+.{digits}f}"
+
+
+def judgement(name: str | None, forced: bool = False) -> str:
+    if forced:
+        return "[dim]forced[/]"
+    if name is None:
+        return ""
+    return f"[{JUDGEMENT_STYLE[name]}]{name}[/]"
+
+
+def players_table(summary) -> Table:
+    t = Table(title="Players")
+    for name, justify in (("player", "left"), ("side", "right"), ("accuracy", "right"),
+                          ("decisions", "right"), ("forced", "right"), ("inaccuracies", "right"),
+                          ("mistakes", "right"), ("blunders", "right"), ("points lost", "right"),
+                          ("per decision", "right"), ("hindsight loss", "right"),
+                          ("unavoidable", "right")):
+        t.add_column(name, justify=justify)
+    for p in summary.players:
+        t.add_row(p.name, str(p.side), f"[bold]{p.accuracy:.1f}[/]", str(p.decisions), str(p.forced),
+                  str(p.inaccuracies), str(p.mistakes), str(p.blunders), f"{p.loss:.2f}",
+                  f"{p.avg_loss:.3f}", f"{p.hindsight_loss:.1f}", f"{p.unavoidable:.1f}")
+    return t
+
+
+def sides_table(summary) -> Table:
+    t = Table(title="Where the result came from (points)",
+              caption="result = dealer's edge + luck of the deals + play (errors) + rest (hidden cards, noise)",
+              caption_justify="left")
+    for name in ("side", "result", "dealer's edge", "luck", "play", "rest"):
+        t.add_column(name, justify="left" if name == "side" else "right")
+    for s in summary.sides:
+        t.add_row(s.name, f"[bold]{s.result:+.0f}[/]", _signed(s.start), _signed(s.luck),
+                  _signed(s.play), _signed(s.rest))
+    return t
+
+
+def luck_table(summary, side_names: Sequence[str]) -> Table:
+    """The luck of every deal for side 0, a row per hand."""
+    rounds = max((d.round for d in summary.deals), default=0) + 1
+    t = Table(title=f"Luck of each deal, for {side_names[0]} (points of expected margin)")
+    t.add_column("hand", justify="right")
+    for r in range(rounds):
+        t.add_column(f"round {r + 1}", justify="right")
+    t.add_column("hand total", justify="right")
+    for hand in sorted({d.hand for d in summary.deals}):
+        row = [""] * rounds
+        deals = [d for d in summary.deals if d.hand == hand]
+        for d in deals:
+            style = "green" if d.luck > 0.5 else "red" if d.luck < -0.5 else "dim"
+            row[d.round] = f"[{style}]{d.luck:+.2f}[/]"
+        t.add_row(str(hand + 1), *row, f"[bold]{sum(d.luck for d in deals):+.2f}[/]")
+    return t
+
+
+def decisions_table(decisions, names: Sequence[str], *, only_errors: bool = True) -> Table:
+    shown = [d for d in decisions if d.judgement or not only_errors]
+    t = Table(title=("Errors" if only_errors else "Every decision") + f" ({len(shown)})")
+    for name, justify in (("#", "right"), ("hand.round", "right"), ("player", "left"),
+                          ("played", "left"), ("best", "left"), ("lost", "right"), ("win", "right"),
+                          ("judgement", "left"), ("with every card seen", "left")):
+        t.add_column(name, justify=justify)
+    for d in shown:
+        win = "" if d.win_loss is None or d.forced else f"{-100 * d.win_loss:+.1f} %"
+        lost = "" if d.forced else f"{d.loss:.2f} ± {d.loss_stderr:.2f}"
+        seen = "" if d.forced else f"{move_text(str(d.hindsight_best))} ({d.hindsight_loss:.2f})"
+        t.add_row(str(d.number + 1), f"{d.hand + 1}.{d.round + 1}", names[d.seat], move_text(str(d.played)),
+                  "" if d.played == d.best else move_text(str(d.best)), lost, win,
+                  judgement(d.judgement, d.forced), seen)
     return t

@@ -321,7 +321,7 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
     view = search(p.view, iterations=iterations, seed=_mix(seed, p.number, 1), cancel=cancel)
     played, best = _stats(view, p.played), view.moves[0]
     legal = len(view.moves)
-    loss, loss_se = -played.diff_to_best, played.diff_stderr
+    loss, loss_se = 0.0 - played.diff_to_best, played.diff_stderr      # 0.0 -: no -0.0
     win_loss = None if best.win_chance is None else best.win_chance - played.win_chance
     judged_by = "win_chance" if view.ranked_by == "win_chance" and win_loss is not None else "points"
     if legal == 1:
@@ -342,8 +342,8 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
         hind = _run(p.world, "auto", iterations=iterations, time_ms=None, seed=_mix(seed, p.number, 2),
                     threads=1, cancel=cancel, sensitive=False)
         hind_best = hind.best
-        hind_loss = -_stats(hind, p.played).diff_to_best
-        unavoidable = -_stats(hind, best.move).diff_to_best
+        hind_loss = 0.0 - _stats(hind, p.played).diff_to_best
+        unavoidable = 0.0 - _stats(hind, best.move).diff_to_best
     before = after = None
     if values:
         stock = p.world.base["stock"][p.world.base["stock_pos"]:]
@@ -508,5 +508,5 @@ def _ledger(match: Match, decisions: list[Decision]):
         base += value
     result = float(base)
     sides = (SideSummary(0, names[0], result, start, luck, play, rest),
-             SideSummary(1, names[1], -result, -start, -luck, -play, -rest))
+             SideSummary(1, names[1], 0.0 - result, 0.0 - start, 0.0 - luck, 0.0 - play, 0.0 - rest))
     return sides, tuple(deals), tuple(timeline)

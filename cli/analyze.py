@@ -1,0 +1,111 @@
+"""`cirulla analyze`: the analysis of a record in the terminal (with a
+progress bar while it works), as JSON, or as a self-contained web page."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from cirulla.solver import analysis, record
+from cirulla.solver.analysis import Decision, Summary
+from cirulla.solver.match import Match
+
+from . import render
+from .remote import OK, CliError
+
+
+def _local(match: Match, args) -> Iterator[Decision | Summary]:
+    return analysis.analyze(match, iterations=args.iterations or analysis.DEFAULT_ITERATIONS,
+                            seed=args.seed, jobs=args.jobs)
+
+
+def _remote(match: Match, args) -> Iterator[Decision | Summary]:
+    import grpc
+
+    from cirulla.server.analysis_servicer import decision_from_proto, summary_from_proto
+    from cirulla.v1 import analysis_service_pb2 as apb
+
+    from .main import _remote as connect
+    from .remote import rpc_error
+    with connect(args) as remote:
+        request = apb.AnalyzeGameRequest(record=record.to_proto(match), iterations=args.iterations or 0,
+                                         threads=args.jobs, seed=args.seed)
+        try:
+            for reply in remote.analysis.AnalyzeGame(request, metadata=remote.metadata):
+                if reply.WhichOneof("result") == "decision":
+                    yield decision_from_proto(reply.decision, match.rules)
+                else:
+                    yield summary_from_proto(reply.summary)
+        except grpc.RpcError as e:
+            raise rpc_error(e, args.server) from None
+
+
+def collect(match: Match, args, console: Console) -> tuple[list[Decision], Summary]:
+    """Run the analysis (local or remote) behind a progress bar."""
+    stream = _remote(match, args) if args.server else _local(match, args)
+    total = analysis.decision_count(match)
+    decisions: list[Decision] = []
+    summary = None
+    columns = (TextColumn("analysing"), BarColumn(), MofNCompleteColumn(), TextColumn("decisions"),
+               TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("analysis", total=total)
+        for item in stream:
+            if isinstance(item, Decision):
+                decisions.append(item)
+                bar.advance(task)
+            else:
+                summary = item
+    if summary is None:
+        raise CliError("the analysis ended without its summary")
+    return decisions, summary
+
+
+def side_names(match: Match) -> list[str]:
+    r = match.rules
+    return [" & ".join(match.names[s] for s in range(r.players) if r.side_of(s) == side)
+            for side in range(r.n_sides)]
+
+
+def run_analysis(match: Match, args, console: Console) -> int:
+    if args.iterations is not None and args.iterations < 1:
+        raise CliError("--iterations must be positive")
+    if args.jobs < 1:
+        raise CliError("--jobs must be positive")
+    decisions, summary = collect(match, args, console)
+    if args.html:
+        from .report import html_report
+        try:
+            Path(args.html).write_text(html_report(match, decisions, summary), encoding="utf-8")
+        except OSError as e:
+            raise CliError(f"cannot write {args.html}: {e.strerror}") from None
+    if args.json:
+        from google.protobuf import json_format
+
+        from cirulla.server.analysis_servicer import decision_to_proto, summary_to_proto
+
+        from .main import _emit_json
+        _emit_json({"decisions": [json_format.MessageToDict(decision_to_proto(d)) for d in decisions],
+                    "summary": json_format.MessageToDict(summary_to_proto(summary))})
+    else:
+        show(match, decisions, summary, console, every=args.all)
+    if args.html:
+        console.print(f"Report written to {args.html}")
+    return OK
+
+
+def show(match: Match, decisions: list[Decision], summary: Summary, console: Console, *,
+         every: bool = False) -> None:
+    names = side_names(match)
+    score = " – ".join(f"{n} {s}" for n, s in zip(names, summary.scores))
+    result = "unfinished" if summary.winner is None else f"{names[summary.winner]} won"
+    console.print(f"[bold]Analysis[/] of {match.rules.name}, {match.rules.players} players: {score} ({result}). "
+                  f"{summary.decisions} decisions, {summary.iterations:,} iterations per search, "
+                  f"{summary.elapsed_ms / 1000:.1f} s.")
+    console.print(render.players_table(summary))
+    if summary.sides:
+        console.print(render.sides_table(summary))
+        console.print(render.luck_table(summary, names))
+    console.print(render.decisions_table(decisions, match.names, only_errors=not every))
