@@ -590,11 +590,13 @@ cdef inline void leaf_of(Search* S, const State* s, Leaf* lf) noexcept nogil:
     else:
         lf.obj = lf.margin
 
-cdef int alphabeta(Search* S, const State* s, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
+cdef int alphabeta(Search* S, State* s, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
     """Minimax with alpha-beta (fail-soft) on the objective of the asking side,
     in a world where every card is known, with a transposition table; out gets
-    the leaf of the line found."""
+    the leaf of the line found. Clobbers *s (the last move is played on it:
+    no copy for the many nodes with one move)."""
     cdef State c
+    cdef State* child
     cdef Leaf lf
     cdef int n, i, j, v, best, maxing, alpha0 = alpha, beta0 = beta
     cdef Move* buf
@@ -648,10 +650,13 @@ cdef int alphabeta(Search* S, const State* s, int depth, int alpha, int beta, Le
     maxing = side_of(&S.r, s.turn) == S.me
     best = -(1 << 30) if maxing else (1 << 30)
     for i in range(n):
-        memcpy(&c, s, sizeof(State))
-        apply_move(&c, &S.r, &buf[i])
-        advance(&c, &S.r, &S.rng)
-        v = alphabeta(S, &c, depth + 1, alpha, beta, &lf)
+        child = s
+        if i + 1 < n:
+            memcpy(&c, s, sizeof(State))
+            child = &c
+        apply_move(child, &S.r, &buf[i])
+        advance(child, &S.r, &S.rng)
+        v = alphabeta(S, child, depth + 1, alpha, beta, &lf)
         if maxing:
             if v > best:
                 best = v; out[0] = lf; j = i
