@@ -92,7 +92,7 @@ def run_analysis(match: Match, args, console: Console) -> int:
     else:
         show(match, decisions, summary, console, every=args.all)
     if args.html:
-        console.print(f"Report written to {args.html}")
+        console.print(f"Report written to {args.html}", soft_wrap=True)
     return OK
 
 

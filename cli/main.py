@@ -364,10 +364,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except CliError as e:
-        err.print(f"[red]error:[/] {e}")
+        err.print(f"[red]error:[/] {e}", soft_wrap=True)
         return e.code
     except CirullaError as e:
-        err.print(f"[red]error:[/] {e}")
+        err.print(f"[red]error:[/] {e}", soft_wrap=True)
         return BAD_INPUT
     except KeyboardInterrupt:
         err.print("interrupted")

@@ -172,4 +172,4 @@ class Game:
         record.save(self.match, self.save_to)
         self.console.print(f"Record saved to {self.save_to}"
                            + (f" — analyse it with: cirulla analyze {self.save_to} --html report.html"
-                              if why == "end" else ""))
+                              if why == "end" else ""), soft_wrap=True)

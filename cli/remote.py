@@ -14,7 +14,7 @@ import grpc
 from cirulla.server.errors import field_violations
 from cirulla.v1 import analysis_service_pb2_grpc, engine_service_pb2_grpc
 
-CONNECT_SECONDS = 5.0
+CONNECT_SECONDS = float(os.environ.get("CIRULLA_CONNECT_SECONDS", "5"))   # to wait for a server
 
 # exit codes (also in `cirulla --help`)
 OK, FAILED, USAGE, BAD_INPUT, UNREACHABLE, NO_FILE = 0, 1, 2, 3, 4, 5

@@ -8,6 +8,8 @@ This module also converts the analysis to and from its messages (the CLI's
 """
 from __future__ import annotations
 
+import dataclasses
+
 from cirulla.solver import analysis, record
 from cirulla.solver.analysis import DealLuck, Decision, PlayerSummary, Point, SideSummary, Summary
 from cirulla.solver.errors import RecordError
@@ -119,7 +121,8 @@ def _opt(msg, name):
 
 def decision_from_proto(msg: apb.DecisionAnalysis, rules) -> Decision:
     judgement = {v: k for k, v in JUDGEMENTS.items()}.get(msg.judgement)
-    move = lambda m: convert.move_from_proto(m, rules, "decision")      # noqa: E731
+    def move(m):        # the text gives the move, the message its points
+        return dataclasses.replace(convert.move_from_proto(m, rules, "decision"), points=m.points)
     return Decision(
         msg.number, msg.event_index, msg.hand, msg.round, msg.seat, msg.side, msg.legal_moves,
         move(msg.played), move(msg.best), msg.expected_points, msg.best_expected_points, msg.loss,

@@ -1,0 +1,280 @@
+"""The `cirulla` command line (issue 5): play driven through its terminal
+input, hint and analyze locally and through a server, arena, serve, JSON
+output, help, and the exit codes of missing files, broken records and
+unreachable servers."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format
+
+from cirulla.cli import remote
+from cirulla.cli.main import main
+from cirulla.server.convert import view_to_proto
+from cirulla.solver import Match, Rules, Turn, record
+from cirulla.solver.players import GreedyPlayer
+
+CLI = [sys.executable, "-m", "cirulla.cli.main"]
+ENV = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
+
+
+def run(*args, stdin: str = "", timeout: float = 90) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *map(str, args)], input=stdin, capture_output=True, text=True,
+                          timeout=timeout, env=ENV)
+
+
+def cli(capsys, *args) -> tuple[int, str, str]:
+    """main() in this process: exit code, stdout, stderr."""
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def game(tmp_path_factory) -> Path:
+    """A finished one-hand match between greedy players, saved as a record."""
+    m = Match(Rules(hands=1), seed=21, names=["Ada", "Bea"])
+    g = GreedyPlayer()
+    while not m.is_over:
+        m.play(g.choose(m))
+    path = tmp_path_factory.mktemp("records") / "game.json"
+    record.save(m, path)
+    return path
+
+
+# --- play ---------------------------------------------------------------------------
+
+def first_moves_replayed(path: Path, human: int = 0) -> tuple[Match, int]:
+    """Replay a saved record; count the human's turns that played the first
+    legal move (what the input "1" chose)."""
+    saved = record.load(path)
+    replay = Match(saved.rules, dealer=saved.first_dealer, manual_deal=True)
+    chose_first = 0
+    for e in saved.events:
+        if isinstance(e, Turn):
+            if e.seat == human:
+                chose_first += e.move == replay.legal_moves[0]
+            replay.play(e.move)
+        elif not hasattr(e, "sides"):
+            replay.deal(e.hands, e.table)
+    return saved, chose_first
+
+
+def test_play_a_hand_through_the_terminal_input(tmp_path):
+    save = tmp_path / "played.json"
+    # the same seed deals the same cards: the first decision's last move, by its text
+    preview = Match(Rules(hands=1), seed=3)
+    while preview.to_move != 0:
+        preview.play(GreedyPlayer().choose(preview))
+    text_move = str(preview.legal_moves[-1])
+    lines = ["help", "hint", "99", "ZZ x 1", text_move] + ["1"] * 40
+    done = run("play", "--hands", "1", "--seed", 3, "--level", "greedy", "--save", save, "--hint-ms", 50,
+               stdin="\n".join(lines) + "\n")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Commands:" in out                                     # help
+    assert "The engine's ranking of your moves" in out and "expected" in out   # hint, with figures
+    assert "not a card" in out or "unknown rank" in out           # a bad move is refused, play goes on
+    assert re.search(r"Hand 1\s", out) and "The match is over" in out and f"Record saved to {save}" in out
+    saved, chose_first = first_moves_replayed(save)
+    assert saved.is_over and saved.hand_number == 0
+    human = [e for e in saved.events if isinstance(e, Turn) and e.seat == 0]
+    assert str(human[0].move) == text_move
+    assert chose_first >= len(human) - 1 and len(human) >= 17     # every other move was "1"
+
+
+def test_quitting_saves_a_record_that_replays_and_analyses(tmp_path, capsys):
+    save = tmp_path / "quit.json"
+    done = run("play", "--seed", 5, "--players", 3, "--level", "beginner", "--save", save,
+               stdin="1\n1\nquit\n")
+    assert done.returncode == 0 and "Record saved" in done.stdout
+    saved = record.load(save)
+    assert not saved.is_over and sum(isinstance(e, Turn) and e.seat == 0 for e in saved.events) == 2
+    code, out, _ = cli(capsys, "analyze", save, "--iterations", 500, "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert len(data["decisions"]) == sum(isinstance(e, Turn) for e in saved.events)
+
+
+def test_play_json_reports_the_record(tmp_path):
+    save = tmp_path / "j.json"
+    done = run("play", "--seed", 1, "--save", save, "--json", stdin="quit\n")
+    assert done.returncode == 0
+    data = json.loads(done.stdout)
+    assert data["record"] == str(save) and data["over"] is False and "Cirulla" in done.stderr
+
+
+# --- hint ---------------------------------------------------------------------------
+
+def test_hint_on_a_record_at_an_event(capsys, game):
+    m = record.load(game)
+    event = next(i for i, e in enumerate(m.events) if isinstance(e, Turn) and i > 8)
+    before = Match(m.rules, dealer=m.first_dealer, manual_deal=True)
+    code, out, _ = cli(capsys, "hint", game, "--event", event, "--iterations", 2000, "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["event"] == event and data["seat"] == m.events[event].seat
+    from cirulla.cli.records import position_at
+    legal = sorted(str(x) for x in position_at(m, event).legal_moves)
+    assert sorted(x["move"]["text"] for x in data["hint"]["moves"]) == legal
+    assert before.rules == m.rules
+    code, out, _ = cli(capsys, "hint", game, "--event", event, "--iterations", 2000)
+    assert code == 0 and f"Seat {data['seat']} to move before event {event}" in out and "scopa risk" in out
+
+
+def test_hint_defaults_to_the_last_decision_and_checks_the_seat(capsys, game):
+    m = record.load(game)
+    turns = [(i, e.seat) for i, e in enumerate(m.events) if isinstance(e, Turn)]
+    code, out, _ = cli(capsys, "hint", game, "--seat", 1, "--iterations", 500, "--json")
+    assert code == 0 and json.loads(out)["event"] == max(i for i, s in turns if s == 1)
+    first = turns[0][0]
+    code, _, err = cli(capsys, "hint", game, "--event", first, "--seat", 1 - turns[0][1])
+    assert code == 3 and "is to move there" in err
+
+
+def test_hint_for_a_view_file(capsys, tmp_path):
+    m = Match(Rules(), seed=2)
+    path = tmp_path / "view.json"
+    path.write_text(json_format.MessageToJson(view_to_proto(m.view(m.to_move))))
+    code, out, _ = cli(capsys, "hint", "--view", path, "--iterations", 1000, "--json")
+    assert code == 0
+    assert sorted(x["move"]["text"] for x in json.loads(out)["hint"]["moves"]) == \
+        sorted(str(x) for x in m.legal_moves)
+    bad = json.loads(path.read_text())
+    bad["hand"][0] = "ZZ"
+    path.write_text(json.dumps(bad))
+    code, _, err = cli(capsys, "hint", "--view", path)
+    assert code == 3 and "hand[0]" in err and "ZZ" in err
+
+
+# --- analyze ------------------------------------------------------------------------
+
+def test_analyze_prints_tables_and_json(capsys, game):
+    code, out, _ = cli(capsys, "analyze", game, "--iterations", 1000, "--all")
+    assert code == 0
+    for title in ("Players", "Where the result came from", "Luck of each deal", "Every decision"):
+        assert title in out
+    assert "Ada" in out and "Bea" in out
+    code, out, _ = cli(capsys, "analyze", game, "--iterations", 1000, "--json", "--seed", 4)
+    data = json.loads(out)
+    m = record.load(game)
+    assert len(data["decisions"]) == sum(isinstance(e, Turn) for e in m.events)
+    s0, s1 = data["summary"]["sides"]
+    assert s0["result"] == m.scores[0] - m.scores[1]
+    assert abs(s0["start"] + s0["luck"] + s0["play"] + s0["rest"] - s0["result"]) < 1e-9
+
+
+def test_analyze_writes_the_html_report(capsys, game, tmp_path):
+    page = tmp_path / "r.html"
+    code, out, _ = cli(capsys, "analyze", game, "--iterations", 800, "--html", page)
+    assert code == 0 and f"Report written to {page}" in out
+    text = page.read_text()
+    assert text.startswith("<!doctype html>") and '<svg id="evaluation"' in text
+    assert "http://" not in text.replace("http://www.w3.org", "") and "<script" not in text   # self-contained
+
+
+# --- errors and exit codes ------------------------------------------------------------
+
+def test_a_missing_file_exits_5(capsys, tmp_path):
+    for args in (("analyze", tmp_path / "nope.json"), ("hint", tmp_path / "nope.json"),
+                 ("hint", "--view", tmp_path / "nope.json")):
+        code, _, err = cli(capsys, *args)
+        assert code == 5 and "no such file" in err
+
+
+def test_a_broken_record_exits_3_naming_the_event(capsys, game, tmp_path):
+    data = json.loads(game.read_text())
+    turn = next(i for i, e in enumerate(data["events"]) if "turn" in e)
+    data["events"][turn]["turn"]["move"] = {"card": "KD", "captured": ["AS"]}
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(data))
+    code, _, err = cli(capsys, "analyze", broken)
+    assert code == 3 and f"event {turn}" in err
+    broken.write_text("{ not json")
+    code, _, err = cli(capsys, "analyze", broken)
+    assert code == 3 and "not JSON" in err
+
+
+def test_an_unreachable_server_exits_4(capsys, game, monkeypatch):
+    monkeypatch.setattr(remote, "CONNECT_SECONDS", 0.5)
+    with socket.socket() as s:                      # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for command in ("analyze", "hint"):
+        code, _, err = cli(capsys, command, game, "--server", f"127.0.0.1:{port}")
+        assert code == 4 and "cannot reach the server" in err
+    code, _, err = cli(capsys, "hint", game, "--server", "nowhere")
+    assert code == 2 and "HOST:PORT" in err
+
+
+def test_usage_errors_exit_2_and_help_has_examples(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["analyze"])
+    assert e.value.code == 2
+    for command in ("play", "hint", "analyze", "arena"):
+        with pytest.raises(SystemExit) as e:
+            main([command, "--help"])
+        out = capsys.readouterr().out
+        assert e.value.code == 0 and "examples:" in out and "--json" in out
+    assert main(["serve", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "examples:" in out and "--max-budget-ms" in out          # ours, then the server's flags
+    done = run("--help")
+    assert done.returncode == 0 and "exit codes" in done.stdout
+
+
+# --- through a server, arena, serve ---------------------------------------------------
+
+def test_hint_and_analyze_through_a_server_match_the_local_engine(capsys, game):
+    from server_support import running
+    with running(max_threads=2, max_concurrent_searches=4, grace_seconds=1) as server:
+        target = f"127.0.0.1:{server.port}"
+        for args in (("hint", game, "--seat", 0, "--iterations", 1500, "--seed", 2),
+                     ("analyze", game, "--iterations", 600, "--seed", 2)):
+            code, local, _ = cli(capsys, *args, "--json")
+            assert code == 0
+            code, remote_out, _ = cli(capsys, *args, "--json", "--server", target)
+            assert code == 0
+            a, b = json.loads(local), json.loads(remote_out)
+            if args[0] == "hint":
+                a["hint"]["stats"].pop("elapsedMs"), b["hint"]["stats"].pop("elapsedMs")
+            else:
+                a["summary"].pop("elapsedMs"), b["summary"].pop("elapsedMs")
+            assert a == b
+
+
+def test_arena_json(capsys):
+    code, out, _ = cli(capsys, "arena", "random", "greedy", "--pairs", 2, "--hands", 1, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["pairs"] == 2 and data["a"] == "random" and data["margin"] < 0
+    code, _, err = cli(capsys, "arena", "nonsense", "greedy")
+    assert code == 3 and "engines are" in err
+
+
+def test_serve_runs_the_server_and_stops_on_sigterm():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([*CLI, "serve", "--json", "--listen", f"127.0.0.1:{port}", "--warm-presets", ""],
+                            stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        line = proc.stderr.readline()
+        deadline = time.monotonic() + 30
+        while "listening" not in line and time.monotonic() < deadline and line:
+            line = proc.stderr.readline()
+        entry = json.loads(line)
+        assert entry["level"] == "INFO" and f"127.0.0.1:{port}" in entry["message"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
