@@ -23,7 +23,7 @@ import time
 from cirulla.solver import Match, Rules
 from cirulla.solver.analysis import DEFAULT_ITERATIONS, analyze_all, decision_count
 from cirulla.solver.events import HandEnd
-from cirulla.solver.players import LEVELS, EnginePlayer, make_player
+from cirulla.solver.players import LEVELS, make_player
 from cirulla.solver.search import equity_table
 
 

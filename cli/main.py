@@ -13,7 +13,7 @@ from cirulla.solver.errors import CirullaError
 from cirulla.solver.players import LEVELS, LEVEL_NAMES, make_player
 from cirulla.solver.rules import PRESETS, Rules
 
-from .remote import BAD_INPUT, FAILED, NO_FILE, OK, UNREACHABLE, USAGE, CliError
+from .remote import BAD_INPUT, NO_FILE, OK, USAGE, CliError
 
 EXAMPLES = """examples:
   cirulla play                              a match to 51 against the engine (level casual)

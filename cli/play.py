@@ -55,6 +55,13 @@ class Game:
             self.console.print()
             self._save("interrupt")
             raise
+        except BaseException:
+            record.save(self.match, self.save_to)      # e.g. the terminal went away: keep the game
+            raise
+
+    def _verb(self, seat: int, verb: str) -> str:
+        """'You deal', 'Engine 1 deals'."""
+        return verb if seat == self.human and self.match.names[seat] == "You" else verb + "s"
 
     def _run(self) -> int:
         m, say = self.match, self.console.print
@@ -151,10 +158,11 @@ class Game:
                 if e.void:
                     say(f"[dim]Void deal (two aces on the table: {render.cards(e.table)}); dealt again.[/]")
                 elif e.round == 0:
-                    say(f"\n[bold]Hand {e.hand + 1}[/], {m.names[e.dealer]} deals. Table: {render.cards(e.table)}")
+                    say(f"\n[bold]Hand {e.hand + 1}[/], {m.names[e.dealer]} {self._verb(e.dealer, 'deal')}. "
+                        f"Table: {render.cards(e.table)}")
                     if e.dealer_scope:
                         say(f"  The table adds up to {'30' if e.dealer_scope == 2 else '15'}: "
-                            f"{m.names[e.dealer]} takes it, {e.dealer_scope} scopa.")
+                            f"{m.names[e.dealer]} {self._verb(e.dealer, 'take')} it, {e.dealer_scope} scopa.")
                     if e.capotun:
                         say(f"  Four of a kind on the table: {m.names[e.dealer]}'s side wins the match.")
             elif isinstance(e, Turn):

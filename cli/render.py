@@ -6,7 +6,7 @@ from typing import Iterable, Sequence
 
 from rich.table import Table
 
-from cirulla.solver.cards import RANKS, SUIT_SYMBOLS, SUITS, Card, sort_key
+from cirulla.solver.cards import RANKS, SUITS, Card, sort_key
 from cirulla.solver.events import CATEGORIES, HandEnd
 from cirulla.solver.moves import Move
 

@@ -66,8 +66,6 @@ last value.
 from __future__ import annotations
 
 import dataclasses
-import math
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass

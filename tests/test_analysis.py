@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from cirulla.solver import Match, Rules, StateError, Turn, record
+from cirulla.solver import Match, Rules, StateError, record
 from cirulla.solver.analysis import (SIGNIFICANCE, THRESHOLDS, Decision, Summary, analyze,
                                      analyze_all, decision_count, grade, point_worth)
 from cirulla.solver.events import Deal, HandEnd
