@@ -23,7 +23,7 @@ CSS = """
 * { box-sizing: border-box; }
 body { margin:0; font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;
        color:var(--ink); background:var(--bg); }
-main { max-width:1120px; margin:0 auto; padding:28px 24px 48px; }
+main { max-width:1280px; margin:0 auto; padding:28px 24px 48px; }
 h1 { font-size:26px; margin:0 0 4px; letter-spacing:-.01em; }
 h2 { font-size:18px; margin:0 0 12px; }
 .sub { color:var(--muted); margin:0 0 22px; }
@@ -48,7 +48,8 @@ table { border-collapse:collapse; width:100%%; font-size:13.5px; }
 th, td { padding:6px 8px; border-bottom:1px solid var(--line); text-align:left; vertical-align:top; }
 th { font-size:12px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); font-weight:600; }
 td.n, th.n { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
-td.who { white-space:nowrap; }
+td.who, td.mv { white-space:nowrap; }
+.scroll { overflow-x:auto; } table.dec th, table.dec td { padding:6px 6px; }
 tr.inaccuracy td:first-child { box-shadow:inset 3px 0 var(--inacc); }
 tr.mistake td:first-child { box-shadow:inset 3px 0 var(--mist); }
 tr.blunder td:first-child { box-shadow:inset 3px 0 var(--blun); }
@@ -315,20 +316,23 @@ def _decisions(decisions: Sequence[Decision], names: Sequence[str]) -> str:
         same = d.forced or d.played == d.best
         lost = "" if same else f"{d.loss:.2f} <span class=\"dim\">± {d.loss_stderr:.2f}</span>"
         win = "" if same or d.win_loss is None else f"{-100 * d.win_loss:+.1f}%"
-        hind = "" if d.forced else (f"{cards_html(str(d.hindsight_best))} <span class=\"dim\">"
-                                    f"({d.hindsight_loss:.2f})</span>")
+        hind = "" if d.forced else cards_html(str(d.hindsight_best)) + (
+            f' <span class="dim">({d.hindsight_loss:.2f})</span>' if d.hindsight_loss > 0.005 else "")
         luck = "" if d.luck is None else _num(d.luck[d.side])
         best = "" if d.best == d.played else cards_html(str(d.best))
         rows.append(f'<tr class="{cls}" data-decision="{d.number}" data-judgement="{d.judgement or ""}">'
                     f'<td class="n">{d.number + 1}</td><td class="n">{d.hand + 1}.{d.round + 1}</td>'
-                    f'<td class="who">{_e(names[d.seat])}</td><td>{cards_html(str(d.played))}</td><td>{best}</td>'
-                    f'<td class="n">{lost}</td><td class="n">{win}</td><td>{badge}</td><td>{hind}</td>'
+                    f'<td class="who">{_e(names[d.seat])}</td><td class="mv">{cards_html(str(d.played))}</td>'
+                    f'<td class="mv">{best}</td>'
+                    f'<td class="n">{lost}</td><td class="n">{win}</td><td>{badge}</td><td class="mv">{hind}</td>'
                     f'<td class="n">{luck}</td></tr>')
-    return ('<section id="decisions"><h2>Every decision</h2><table>'
-            '<tr><th class="n">#</th><th class="n">hand.round</th><th>player</th><th>played</th><th>best</th>'
-            '<th class="n">points lost</th><th class="n">win chance</th><th>judgement</th>'
-            '<th>best with every card seen (its loss)</th><th class="n">luck of the deal</th></tr>'
-            + "".join(rows) + "</table></section>")
+    return ('<section id="decisions"><h2>Every decision</h2><div class="scroll"><table class="dec">'
+            '<tr><th class="n">#</th><th class="n" title="hand.round">hand</th><th>player</th><th>played</th>'
+            '<th>best</th><th class="n">lost</th><th class="n" title="the change in the chance of winning the match">win</th><th>judgement</th>'
+            '<th title="the best move had every card been visible, and what the played move lost by it">'
+            'seeing every card</th><th class="n" title="the luck of the deal just before, for the player\'s side">'
+            'luck</th></tr>'
+            + "".join(rows) + "</table></div></section>")
 
 
 def _footer(summary: Summary) -> str:
