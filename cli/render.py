@@ -100,17 +100,23 @@ def judgement(name: str | None, forced: bool = False) -> str:
 
 
 def players_table(summary) -> Table:
+    """A column per player (narrow terminals fit four players)."""
     t = Table(title="Players")
-    for name, justify in (("player", "left"), ("side", "right"), ("accuracy", "right"),
-                          ("decisions", "right"), ("forced", "right"), ("inaccuracies", "right"),
-                          ("mistakes", "right"), ("blunders", "right"), ("points lost", "right"),
-                          ("per decision", "right"), ("hindsight loss", "right"),
-                          ("unavoidable", "right")):
-        t.add_column(name, justify=justify)
+    t.add_column("")
     for p in summary.players:
-        t.add_row(p.name, str(p.side), f"[bold]{p.accuracy:.1f}[/]", str(p.decisions), str(p.forced),
-                  str(p.inaccuracies), str(p.mistakes), str(p.blunders), f"{p.loss:.2f}",
-                  f"{p.avg_loss:.3f}", f"{p.hindsight_loss:.1f}", f"{p.unavoidable:.1f}")
+        t.add_column(p.name, justify="right")
+    ps = summary.players
+    rows = (("accuracy (0-100)", [f"[bold]{p.accuracy:.1f}[/]" for p in ps]),
+            ("decisions (forced)", [f"{p.decisions} ({p.forced})" for p in ps]),
+            ("inaccuracies", [f"[{JUDGEMENT_STYLE['inaccuracy']}]{p.inaccuracies}[/]" for p in ps]),
+            ("mistakes", [f"[{JUDGEMENT_STYLE['mistake']}]{p.mistakes}[/]" for p in ps]),
+            ("blunders", [f"[{JUDGEMENT_STYLE['blunder']}]{p.blunders}[/]" for p in ps]),
+            ("points lost by errors", [f"{p.loss:.2f}" for p in ps]),
+            ("... per decision", [f"{p.avg_loss:.3f}" for p in ps]),
+            ("lost against perfect knowledge", [f"{p.hindsight_loss:.1f}" for p in ps]),
+            ("... by the best moves it could see", [f"{p.unavoidable:.1f}" for p in ps]))
+    for label, cells in rows:
+        t.add_row(label, *cells)
     return t
 
 
@@ -146,16 +152,30 @@ def luck_table(summary, side_names: Sequence[str]) -> Table:
 
 def decisions_table(decisions, names: Sequence[str], *, only_errors: bool = True) -> Table:
     shown = [d for d in decisions if d.judgement or not only_errors]
-    t = Table(title=("Errors" if only_errors else "Every decision") + f" ({len(shown)})")
-    for name, justify in (("#", "right"), ("hand.round", "right"), ("player", "left"),
-                          ("played", "left"), ("best", "left"), ("lost", "right"), ("win", "right"),
-                          ("judgement", "left"), ("with every card seen", "left")):
-        t.add_column(name, justify=justify)
+    has_win = any(d.win_loss is not None for d in shown)
+    t = Table(title=("Errors" if only_errors else "Every decision") + f" ({len(shown)})",
+              caption="h.r: hand.round; lost: expected points (± standard error); "
+                      + ("win: change in the chance of winning the match; " if has_win else "")
+                      + "seeing all: the best move had every card been visible (what the played one lost by it)",
+              caption_justify="left")
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("h.r", justify="right", no_wrap=True)
+    t.add_column("player", no_wrap=True)
+    t.add_column("played")
+    t.add_column("best")
+    t.add_column("lost", justify="right", no_wrap=True)
+    if has_win:
+        t.add_column("win", justify="right", no_wrap=True)
+    t.add_column("judgement", no_wrap=True)
+    t.add_column("seeing all")
     for d in shown:
-        win = "" if d.win_loss is None or d.forced else f"{-100 * d.win_loss:+.1f} %"
-        lost = "" if d.forced else f"{d.loss:.2f} ± {d.loss_stderr:.2f}"
-        seen = "" if d.forced else f"{move_text(str(d.hindsight_best))} ({d.hindsight_loss:.2f})"
-        t.add_row(str(d.number + 1), f"{d.hand + 1}.{d.round + 1}", names[d.seat], move_text(str(d.played)),
-                  "" if d.played == d.best else move_text(str(d.best)), lost, win,
-                  judgement(d.judgement, d.forced), seen)
+        same = d.forced or d.played == d.best
+        row = [str(d.number + 1), f"{d.hand + 1}.{d.round + 1}", names[d.seat], move_text(str(d.played)),
+               "" if same else move_text(str(d.best)),
+               "" if same else f"{d.loss:.2f}±{d.loss_stderr:.2f}"]
+        if has_win:
+            row.append("" if same or d.win_loss is None else f"{-100 * d.win_loss:+.1f}%")
+        seen = "" if d.forced else move_text(str(d.hindsight_best)) + (
+            f" ({d.hindsight_loss:.2f})" if d.hindsight_loss > 0.005 else "")
+        t.add_row(*row, judgement(d.judgement, d.forced), seen)
     return t
