@@ -389,8 +389,10 @@ def analyze(match: Match, *, iterations: int = DEFAULT_ITERATIONS, seed: int = 0
                 d = dataclasses.replace(d, luck=_luck_before(match, positions, done, p, d))
             done.append(d)
             yield d
+    except BaseException:
+        cancel.cancel()                     # closed early, or failed: stop the searches in flight
+        raise
     finally:
-        cancel.cancel()                     # a closed generator stops the searches in flight
         pool.shutdown(wait=True, cancel_futures=True)
     yield _summary(match, done, iterations=iterations, seed=seed,
                    elapsed_ms=(time.monotonic() - start) * 1000.0)
