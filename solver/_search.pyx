@@ -26,7 +26,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from cirulla.solver._core cimport (
     MAX_MOVES, MAX_SEATS, N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, DEAL_VOID,
     Move, Rng, Rules, State, apply_move, cappotto_side, deal_round, gen_moves,
-    greedy_index, lowest, new_hand, popcount, rng_below, rng_next, score_hand,
+    greedy_index, lowest, new_hand, rng_below, rng_next, score_hand,
     shuffle_rest, side_of, u64)
 
 cdef extern from *:
@@ -34,9 +34,18 @@ cdef extern from *:
     /* the stop flag is written by another thread (CancelToken.cancel) */
     static inline int cirulla_load_flag(int* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
     static inline void cirulla_store_flag(int* p, int v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+    /* the core's popcount is a call through a pointer from this module: the
+       same SWAR count inline (no POPCNT instruction in the default build) */
+    static inline int cirulla_search_popcount(unsigned long long x) {
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+        return (int)((x * 0x0101010101010101ULL) >> 56);
+    }
     """
     int load_flag "cirulla_load_flag"(int* p) noexcept nogil
     void store_flag "cirulla_store_flag"(int* p, int v) noexcept nogil
+    int popcount "cirulla_search_popcount"(u64 x) noexcept nogil
 
 cdef enum:
     REJECT_CAP = 2000       # draws before a world that breaks an inference is accepted anyway
@@ -559,19 +568,20 @@ cdef u64 state_key(const State* s, const Rules* r, int with_stock) noexcept nogi
     """A hash of everything in a 2-player state that the rest of the hand can
     depend on: holdings, table, piles, scope, declarations, the matta's value,
     whose turn, the last capturer, and the undealt stock in order."""
-    cdef u64 h = mix64(s.hand[0] + <u64>0x9E3779B97F4A7C15)
+    cdef u64 h = (s.hand[0] ^ <u64>0x9E3779B97F4A7C15) * <u64>0xBF58476D1CE4E5B9
     cdef int i
-    h = mix64(h ^ s.hand[1])
-    h = mix64(h ^ s.table)
-    h = mix64(h ^ s.pile[0])
-    h = mix64(h ^ s.pile[1])
+    h = (h ^ (h >> 29) ^ s.hand[1]) * <u64>0x94D049BB133111EB
+    h = (h ^ (h >> 29) ^ s.table) * <u64>0xBF58476D1CE4E5B9
+    h = (h ^ (h >> 29) ^ s.pile[0]) * <u64>0x94D049BB133111EB
+    h = (h ^ (h >> 29) ^ s.pile[1]) * <u64>0xBF58476D1CE4E5B9
     h = mix64(h ^ (<u64>s.turn | <u64>(s.last_capturer + 1) << 4 | <u64>s.declared << 8
                    | <u64>s.round << 16 | <u64>(s.scope[0] & 0xFF) << 24 | <u64>(s.scope[1] & 0xFF) << 32
                    | <u64>(s.decl[0] & 0xFF) << 40 | <u64>(s.decl[1] & 0xFF) << 48
                    | <u64>(s.cval[r.matta] if r.matta >= 0 else 0) << 56))
     if with_stock:
         for i in range(s.stock_pos, N_CARDS):
-            h = mix64(h ^ (<u64>s.stock[i] + (<u64>i << 8)))
+            h = (h ^ (<u64>s.stock[i] + (<u64>i << 8))) * <u64>0x9E3779B97F4A7C15
+        h = mix64(h)
     return h if h else 1
 
 
@@ -705,9 +715,11 @@ cdef void exact_world(Search* S, const State* w) noexcept nogil:
 cdef long exact_worlds(Search* S, int part, int parts) noexcept nogil:
     """Enumerate the worlds of a 2-player endgame (the opponent's hidden cards x
     the split of the stock between the two seats of the last deal; the order
-    within a seat's 3 cards does not matter) and solve the ones numbered
-    part, part + parts, ... Worlds breaking the R-DECL-CHOICE inference are
-    skipped. Returns the worlds seen (this part's share), or -1 if stopped."""
+    within a seat's 3 cards does not matter) and solve the opponent holdings
+    numbered part, part + parts, ..., each with every split (consecutive
+    worlds that share a holding share the move-ordering hints). Worlds
+    breaking the R-DECL-CHOICE inference are skipped. Returns the worlds
+    solved (this part's share), or -1 if stopped."""
     cdef Know* k = &S.k
     cdef const Rules* r = &S.r
     cdef State w
@@ -726,15 +738,15 @@ cdef long exact_worlds(Search* S, int part, int parts) noexcept nogil:
     for hm in range((<u64>1) << n):
         if popcount(hm) != h:
             continue
+        index += 1
+        if (index - 1) % parts != part:
+            continue
         for sm in range((<u64>1) << ns):
             # with a stock, the first receiver (after the dealer) gets the first half
             if ns and popcount(sm) * 2 != ns:
                 continue
             if ns == 0 and sm:
                 break
-            index += 1
-            if (index - 1) % parts != part:
-                continue
             if load_flag(S.stop):
                 return -1
             memcpy(&w, &k.base, sizeof(State))
