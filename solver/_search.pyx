@@ -51,7 +51,7 @@ cdef enum:
     REJECT_CAP = 2000       # draws before a world that breaks an inference is accepted anyway
     MAX_DEPTH = 160         # tree path length (a hand has at most ~45 moves)
     CHECK_EVERY = 16        # iterations between looks at the clock and the stop flag (< 1 ms)
-    NODE_CAP_MAX = 1 << 21  # nodes per tree (~100 MB); past it the tree stops growing
+    NODE_CAP_MAX = 1 << 20  # nodes per tree (~75 MB with the child table); then it stops growing
     XCAP = 512              # moves per node in the exact solver
     XDEPTH = 48
     MAXP = 64               # hand points are clamped to this in the equity table

@@ -63,6 +63,7 @@ class MoveStats:
     expected: float          # expected hand margin of the asking side (points minus the others' average)
     stderr: float            # its standard error
     diff_to_best: float      # expected - the recommended move's expected, paired on the same worlds
+                             # (<= 0 when ranked by expected)
     diff_stderr: float
     categories: dict[str, float]   # the margin split by category (adds up to expected)
     scopa_risk: float        # share of worlds where the next player can sweep the table right after
@@ -79,8 +80,9 @@ class SearchResult:
     cut_short: bool                # stopped by cancel/deadline before the requested budget
     method: str                    # "ismcts", "flat", "exact" or "forced"
     threads: int
-    ranked_by: str = "expected"    # or "win_chance" near the target / with a cappotto in reach
-    info: dict = field(default_factory=dict, compare=False)
+    ranked_by: str = "expected"    # or "win_chance" near the target / with a cappotto in reach;
+                                   # then diff_to_best (still in points) may be > 0
+    info: dict = field(default_factory=dict, compare=False)   # worlds, nodes, tree_iterations, rejected
 
 
 class CancelToken:
