@@ -38,9 +38,9 @@ from functools import lru_cache
 from typing import Callable
 
 from . import _search
-from .cards import Card, mask_of
+from .cards import mask_of
 from .errors import StateError
-from .events import CATEGORIES, Deal
+from .events import CATEGORIES
 from .moves import Move
 from .rules import Rules
 from .view import SeatView
@@ -119,11 +119,6 @@ def _rules_struct(rules: Rules) -> dict:
         buona_low=17 if five else 15, buona_high=34 if five else 30)     # R-DEALER-BUONA, R-V5
 
 
-def _pad(values, n=MAX_SEATS) -> list[int]:
-    values = [int(v) for v in values]
-    return values + [0] * (n - len(values))
-
-
 @dataclass(frozen=True)
 class Knowledge:
     """What the search needs from a view: the public state as the core's fields
@@ -142,30 +137,8 @@ class Knowledge:
     def of(cls, view: SeatView) -> "Knowledge":
         r, n = view.rules, view.rules.players
         seat = view.seat
-        hands = [mask_of(view.hand) if s == seat else mask_of(view.public[s]) for s in range(n)]
-        unseen = [c.index for c in view.unseen()]
-        hidden = set(unseen)
-        seen = [i for i in range(40) if i not in hidden]
-        cval = [i % 10 + 1 for i in range(40)]
-        m = r.matta_card
-        if m is not None and view.matta_as is not None:
-            cval[m.index] = view.matta_as + 1               # R-MATTA: plays as named
-        low = [0] * n
-        if r.five_players and view.round == 2:              # R-V5: the 1-card round
-            for s, cards in enumerate(view.played_this_round):
-                for c in cards:
-                    low[s] = cval[c.index]
-        dealer_buona = next((e.dealer_scope for e in view.history
-                             if isinstance(e, Deal) and e.round == 0 and not e.void), 0)
-        base = dict(
-            hand=_pad(hands), public=_pad(mask_of(p) for p in view.public),
-            pile=_pad(mask_of(p) for p in view.piles), table=mask_of(view.table),
-            stock=seen + unseen, stock_pos=40 - view.stock_size, cval=cval,
-            scope=_pad(view.scope), decl=_pad(view.declarations), low_card=_pad(low),
-            dealer=view.dealer, turn=view.to_move, last_capturer=view.last_capturer,
-            round=view.round, round_cards=r.round_cards(view.round),
-            declared=sum(1 << s for s in range(n) if view.declared[s]),
-            phase=1, dealer_buona=dealer_buona, instant_winner=-1)
+        base = view.core_fields()
+        unseen = base["stock"][40 - len(view.unseen()):]
         # R-DECL-CHOICE: with mandatory declarations, a seat that played this
         # round without declaring held no buona
         mandatory = r.declarations == "mandatory"

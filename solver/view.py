@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import _core
 from .cards import Card, cards_of, format_cards, mask_of
 from .errors import StateError
 from .events import Deal, HandEnd, Turn
@@ -177,9 +178,58 @@ class SeatView:
                 raise StateError(f"played_this_round[{s}]: {len(self.played_this_round[s])} cards played, "
                                  f"but seat {s} got {dealt} this round and holds {self.hand_sizes[s]}")
 
+    # --- the view as the core's state ---
+
+    def core_fields(self) -> dict:
+        """The view as the core's State fields (see _core.pxd), for a search to
+        fill in: other seats hold only their public cards, and the unseen cards
+        come last in the stock array, after every card this seat has seen."""
+        r, n = self.rules, self.rules.players
+        unseen = [c.index for c in self.unseen()]
+        hidden = set(unseen)
+        cval = [i % 10 + 1 for i in range(40)]                 # R-VALUE
+        if self.matta_as is not None:
+            cval[r.matta_card.index] = self.matta_as + 1        # R-MATTA: plays as named
+        low = [0] * n
+        if r.five_players and self.round == 2:                  # R-V5: the 1-card round
+            for s, cards in enumerate(self.played_this_round):
+                for c in cards:
+                    low[s] = cval[c.index]
+        dealer_buona = next((e.dealer_scope for e in self.history
+                             if isinstance(e, Deal) and e.round == 0 and not e.void), 0)
+        hands = [mask_of(self.hand) if s == self.seat else mask_of(self.public[s]) for s in range(n)]
+        return dict(
+            hand=_pad(hands), public=_pad([mask_of(p) for p in self.public]),
+            pile=_pad([mask_of(p) for p in self.piles]), table=mask_of(self.table),
+            stock=[i for i in range(40) if i not in hidden] + unseen, stock_pos=40 - self.stock_size,
+            cval=cval, scope=_pad(list(self.scope)), decl=_pad(list(self.declarations)),
+            low_card=_pad(low), dealer=self.dealer, turn=self.to_move,
+            last_capturer=self.last_capturer, round=self.round, round_cards=r.round_cards(self.round),
+            declared=sum(1 << s for s in range(n) if self.declared[s]),
+            phase=_core.PHASE_PLAY, dealer_buona=dealer_buona, instant_winner=-1)
+
+    def core_world(self) -> _core.CoreState:
+        """One core state this view could be a view of, the unseen cards placed
+        in a fixed arbitrary way: enough for what depends only on what the seat
+        sees (its legal moves, the greedy move). The view must be validated."""
+        fields = self.core_fields()
+        unseen = fields["stock"][40 - len(self.unseen()):]   # hands' hidden cards first, then the stock
+        k = 0
+        for s in range(self.rules.players):
+            if s != self.seat:
+                for i in unseen[k:k + self.hidden_count(s)]:
+                    fields["hand"][s] |= 1 << i
+                k += self.hidden_count(s)
+        return _core.CoreState.restore(self.rules.core, fields)
+
     def __str__(self) -> str:
         return (f"seat {self.seat}: hand {format_cards(self.hand)} | table {format_cards(self.table)}"
                 f" | stock {self.stock_size} | to move {self.to_move}")
+
+
+def _pad(values: list[int], n: int = 5) -> list[int]:
+    """Per-seat rows padded to the core's MAX_SEATS."""
+    return list(values) + [0] * (n - len(values))
 
 
 def _masked_deal(deal: Deal, seat: int) -> Deal:
