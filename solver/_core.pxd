@@ -93,6 +93,10 @@ cdef struct Move:
 cdef struct Rng:
     u64 s
 
+# The rule switches as a Python object (solver.rules.Rules.core builds it).
+cdef class CoreRules:
+    cdef Rules r
+
 # --- primitives ---
 cdef u64 rng_next(Rng* r) noexcept nogil
 cdef int rng_below(Rng* r, int n) noexcept nogil

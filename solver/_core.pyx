@@ -921,7 +921,6 @@ cdef void play_out(State* s, const Rules* r, Rng* rng, int greedy, Move* buf) no
 
 cdef class CoreRules:
     """The rule switches as the core sees them (built by solver.rules.Rules)."""
-    cdef Rules r
 
     def __init__(self, *, int n_players, int capture_optional, int ace_on_ace,
                  int single_match_first, int decl_mandatory, int matta,

@@ -25,7 +25,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from cirulla.solver._core cimport (
     MAX_MOVES, MAX_SEATS, N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, DEAL_VOID,
-    Move, Rng, Rules, State, apply_move, cappotto_side, deal_round, gen_moves,
+    CoreRules, Move, Rng, Rules, State, apply_move, cappotto_side, deal_round, gen_moves,
     greedy_index, lowest, new_hand, rng_below, rng_next, score_hand,
     shuffle_rest, side_of, u64)
 
@@ -784,14 +784,14 @@ cdef class Searcher:
     def __cinit__(self):
         memset(&self.S, 0, sizeof(Search))
 
-    def __init__(self, dict rules, dict base, *, int observer, list unseen, list hidden,
+    def __init__(self, CoreRules rules, dict base, *, int observer, list unseen, list hidden,
                  list nobuona, list played, bint fixed, unsigned long long seed,
                  StopFlag stop, double c_ucb=4.0, int eps_milli=100, int follow_min=8,
                  int follow_own=0,
                  object equity=None, list scores=None, int next_dealer_side=0,
                  bint match_mode=False):
         cdef int i, n
-        self.S.r = rules
+        self.S.r = rules.r
         self.S.k.base = _state_from(base)
         self.S.k.observer = observer
         self.S.k.fixed = fixed
@@ -1013,11 +1013,11 @@ cdef dict _state_dict(const State* s):
 
 # --- match equity ---------------------------------------------------------------
 
-def hand_distribution(dict rules, long hands, unsigned long long seed):
+def hand_distribution(CoreRules rules, long hands, unsigned long long seed):
     """Greedy self-play hands from fresh shuffles, the dealer in side 0: counts
     of (dealer side's points, the other side's points) clamped to MAXP - 1, and
     of cappotti by the dealer's side and by the other. 2 sides only."""
-    cdef Rules r = rules
+    cdef Rules r = rules.r
     cdef State s
     cdef Rng rng
     cdef long i

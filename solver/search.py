@@ -48,7 +48,6 @@ from .view import SeatView
 __all__ = ["CancelToken", "MoveStats", "SearchResult", "search", "flat_monte_carlo",
            "equity_table", "win_chance"]
 
-MAX_SEATS = 5
 DEFAULT_TIME_MS = 100.0
 PAIRED_SHARE = 0.25         # of the budget, for the paired phase
 MIN_WORLDS = 8              # the paired phase always sees at least this many worlds
@@ -101,24 +100,6 @@ class CancelToken:
 
 # --- building the searchers ---------------------------------------------------
 
-def _rules_struct(rules: Rules) -> dict:
-    """The core's Rules struct as a dict (the fields CoreRules fills)."""
-    m = rules.matta_card
-    five = rules.five_players
-    return dict(
-        n_players=rules.players, n_sides=rules.n_sides,
-        capture_optional=rules.capture == "optional",
-        ace_on_ace=("only_ace", "ace_or_fifteen", "sweep").index(rules.ace_on_ace),
-        single_match_first=rules.single_match_first,
-        decl_mandatory=rules.declarations == "mandatory",
-        matta=-1 if m is None else m.index,
-        piccola_to_seven=rules.piccola_to_seven, grande_long=rules.grande_long,
-        buona_stack=rules.buona_stack, grande_in_hand=rules.grande_in_hand,
-        capotun=rules.capotun, re_bello=rules.re_bello, cirullone=rules.cirullone,
-        five_players=five, table_cards=rules.table_cards,
-        buona_low=17 if five else 15, buona_high=34 if five else 30)     # R-DEALER-BUONA, R-V5
-
-
 @dataclass(frozen=True)
 class Knowledge:
     """What the search needs from a view: the public state as the core's fields
@@ -159,7 +140,7 @@ class Knowledge:
                  **params) -> _search.Searcher:
         r = self.rules
         return _search.Searcher(
-            _rules_struct(r), self.base, observer=self.observer, unseen=list(self.unseen),
+            r.core, self.base, observer=self.observer, unseen=list(self.unseen),
             hidden=list(self.hidden), nobuona=list(self.nobuona), played=list(self.played),
             fixed=self.fixed, seed=seed & (2**64 - 1), stop=stop, equity=equity,
             scores=list(self.scores), match_mode=match_mode,
@@ -175,7 +156,7 @@ def _distribution_key(rules: Rules) -> Rules:
 @lru_cache(maxsize=16)
 def _hand_distribution(rules: Rules):
     """Greedy self-play hand results for these rules (2 sides), cached."""
-    return _search.hand_distribution(_rules_struct(rules), EQUITY_HANDS, 0xC1C1)
+    return _search.hand_distribution(rules.core, EQUITY_HANDS, 0xC1C1)
 
 
 @lru_cache(maxsize=32)

@@ -16,7 +16,7 @@ import pytest
 
 from cirulla.solver import Card, Match, Move, Rules, StateError, _core
 from cirulla.solver.cards import cards_of, mask_of
-from cirulla.solver.search import (CancelToken, Knowledge, SearchResult, _rules_struct, _search,
+from cirulla.solver.search import (CancelToken, Knowledge, SearchResult, _search,
                                    equity_table, flat_monte_carlo, search, win_chance)
 
 from rules_support import position
@@ -459,7 +459,7 @@ def test_equity_dynamic_programming_against_a_plain_recursion():
     by memoised recursion over (scores, dealer side)."""
     from functools import lru_cache
 
-    counts, cd, co = _search.hand_distribution(_rules_struct(Rules()), 20000, 7)
+    counts, cd, co = _search.hand_distribution(Rules().core, 20000, 7)
     target = 9
     table = _search.EquityTable(counts, cd, co, target)
     pairs = [(x, y, k) for x, row in enumerate(counts) for y, k in enumerate(row) if k and (x or y)]
