@@ -32,8 +32,10 @@ def local_hint(*, time_ms: float = 500.0, seed: int = 0) -> Callable[[Match], Re
 
     def hint(match: Match) -> RenderableType:
         result = search(match.view(match.to_move), time_ms=time_ms, seed=seed)
+        menu = {str(m): i for i, m in enumerate(match.legal_moves, 1)}   # the numbers the menu shows
         return render.hint_table(hint_to_proto(result, seed, cut_short=result.cut_short),
-                                 title="The engine's ranking of your moves")
+                                 title="The engine's ranking of your moves (# as in the menu)",
+                                 numbers=menu)
     return hint
 
 

@@ -56,8 +56,11 @@ def hand_end_table(end: HandEnd, side_names: list[str]) -> Table:
 
 # --- hints ---------------------------------------------------------------------
 
-def hint_table(hint, *, title: str = "", limit: int | None = None) -> Table:
-    """A cirulla.v1.Hint: every move ranked with the search's figures."""
+def hint_table(hint, *, title: str = "", limit: int | None = None,
+               numbers: dict[str, int] | None = None) -> Table:
+    """A cirulla.v1.Hint: every move ranked with the search's figures. With
+    `numbers` (move text -> its number in the menu) the # column shows the
+    number to type, else the rank."""
     stats = hint.stats
     by_win = hint.ranked_by == 2
     caption = (f"{stats.method}, {stats.iterations:,} playouts, {stats.elapsed_ms:.0f} ms; "
@@ -75,7 +78,7 @@ def hint_table(hint, *, title: str = "", limit: int | None = None) -> Table:
     t.add_column("samples", justify="right")
     moves = list(hint.moves)[:limit] if limit else hint.moves
     for i, m in enumerate(moves, 1):
-        row = [str(i), move_text(m.move.text),
+        row = [str(numbers.get(m.move.text, "") if numbers else i), move_text(m.move.text),
                f"{m.expected_points:+.2f} ± {m.expected_points_stderr:.2f}",
                "[dim]best[/]" if i == 1 else f"{m.diff_to_best:+.2f} ± {m.diff_to_best_stderr:.2f}"]
         if has_win:
