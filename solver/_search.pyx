@@ -470,6 +470,21 @@ cdef inline double cat_margin(const Rules* r, const Eval* ev, int side, int cat)
     return ev.cats[side * N_CAT + cat] - others / <double>(r.n_sides - 1)
 
 
+
+cdef inline void add_world(Search* S, int nr) noexcept nogil:
+    """Add one world's values of every root move (p_val, p_wval) to the paired
+    sums: the sums, and the cross products behind the paired standard errors."""
+    cdef int i, k
+    for i in range(nr):
+        S.p_sum[i] += S.p_val[i]
+        S.p_win[i] += S.p_wval[i]
+        for k in range(nr):
+            S.p_cross[i * nr + k] += S.p_val[i] * S.p_val[k]
+            S.p_wcross[i * nr + k] += S.p_wval[i] * S.p_wval[k]
+    S.worlds += 1
+    S.playouts += nr
+
+
 cdef void paired_world(Search* S) noexcept nogil:
     """Every root move on one sampled world, with common random numbers.
 
@@ -522,14 +537,7 @@ cdef void paired_world(Search* S) noexcept nogil:
         S.p_wval[m] = win_of(&ev, S.me) if ev.win0 >= 0 else 0.0
         for j in range(N_CAT):
             S.p_cat[m * N_CAT + j] += cat_margin(r, &ev, S.me, j)
-    for i in range(nr):
-        S.p_sum[i] += S.p_val[i]
-        S.p_win[i] += S.p_wval[i]
-        for k in range(nr):
-            S.p_cross[i * nr + k] += S.p_val[i] * S.p_val[k]
-            S.p_wcross[i * nr + k] += S.p_wval[i] * S.p_wval[k]
-    S.worlds += 1
-    S.playouts += nr
+    add_world(S, nr)
 
 
 # --- exact endgames (2 players) ----------------------------------------------
@@ -703,14 +711,7 @@ cdef void exact_world(Search* S, const State* w) noexcept nogil:
         S.p_wval[m] = lf.win
         for j in range(N_CAT):
             S.p_cat[m * N_CAT + j] += lf.cats[j]
-    for i in range(nr):
-        S.p_sum[i] += S.p_val[i]
-        S.p_win[i] += S.p_wval[i]
-        for k in range(nr):
-            S.p_cross[i * nr + k] += S.p_val[i] * S.p_val[k]
-            S.p_wcross[i * nr + k] += S.p_wval[i] * S.p_wval[k]
-    S.worlds += 1
-    S.playouts += nr
+    add_world(S, nr)
 
 cdef long exact_worlds(Search* S, int part, int parts) noexcept nogil:
     """Enumerate the worlds of a 2-player endgame (the opponent's hidden cards x
