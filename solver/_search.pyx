@@ -470,7 +470,6 @@ cdef inline double cat_margin(const Rules* r, const Eval* ev, int side, int cat)
     return ev.cats[side * N_CAT + cat] - others / <double>(r.n_sides - 1)
 
 
-
 cdef inline void add_world(Search* S, int nr) noexcept nogil:
     """Add one world's values of every root move (p_val, p_wval) to the paired
     sums: the sums, and the cross products behind the paired standard errors."""
