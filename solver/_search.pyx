@@ -812,11 +812,7 @@ cdef class Searcher:
         self.S.stop = &stop.v
         if equity is not None:
             self.equity_ref = equity
-            self.S.eq.on = 1
-            self.S.eq.target = (<EquityTable>equity).target
-            self.S.eq.table = (<EquityTable>equity).w
-            self.S.eq.tie[0] = (<EquityTable>equity).tie[0]
-            self.S.eq.tie[1] = (<EquityTable>equity).tie[1]
+            self.S.eq = (<EquityTable>equity).lookup()
             self.S.eq.scores[0] = scores[0]
             self.S.eq.scores[1] = scores[1]
             self.S.eq.next_dealer_side = next_dealer_side
@@ -1109,6 +1105,7 @@ cdef class EquityTable:
             pwin[d] += pd if d == 0 else po
         self.tie[0] = (pwin[0] + ptie[0] * pwin[1]) / (1 - ptie[0] * ptie[1])
         self.tie[1] = (pwin[1] + ptie[1] * pwin[0]) / (1 - ptie[0] * ptie[1])
+        cdef Equity eq = self.lookup()          # reads the entries this loop has already filled
         with nogil:
             for tot in range(2 * target - 2, -1, -1):
                 for a in range(max(0, tot - target + 1), min(tot, target - 1) + 1):
@@ -1117,22 +1114,24 @@ cdef class EquityTable:
                         acc = pd if d == 0 else po      # a cappotto by side 0
                         for i in range(npairs):
                             if d == 0:
-                                acc += prob[i] * self._at(a + px[i], b + py[i], 1)
+                                acc += prob[i] * equity0(&eq, a + px[i], b + py[i], 1)
                             else:
-                                acc += prob[i] * self._at(a + py[i], b + px[i], 0)
+                                acc += prob[i] * equity0(&eq, a + py[i], b + px[i], 0)
                         self.w[(a * target + b) * 2 + d] = <float>acc
         PyMem_Free(prob)
         PyMem_Free(px)
         PyMem_Free(py)
 
-    cdef inline double _at(self, int a, int b, int d) noexcept nogil:
-        if a >= self.target or b >= self.target:
-            if a > b:
-                return 1.0
-            if a < b:
-                return 0.0
-            return self.tie[d]
-        return self.w[(a * self.target + b) * 2 + d]
+    cdef Equity lookup(self) noexcept nogil:
+        """The table as the search reads it (equity0)."""
+        cdef Equity e
+        memset(&e, 0, sizeof(Equity))
+        e.on = 1
+        e.target = self.target
+        e.table = self.w
+        e.tie[0] = self.tie[0]
+        e.tie[1] = self.tie[1]
+        return e
 
     def __dealloc__(self):
         PyMem_Free(self.w)
@@ -1141,5 +1140,6 @@ cdef class EquityTable:
         """P(side 0 wins) at scores (a, b), the next hand dealt by dealer_side."""
         if a < 0 or b < 0 or dealer_side not in (0, 1):
             raise ValueError("scores must be >= 0 and the dealer side 0 or 1")
-        return self._at(a, b, dealer_side)
+        cdef Equity eq = self.lookup()
+        return equity0(&eq, a, b, dealer_side)
 
