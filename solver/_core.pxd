@@ -116,4 +116,5 @@ cdef int cappotto_side(const State* s, const Rules* r) noexcept nogil
 
 # --- policies and playouts ---
 cdef int greedy_index(const State* s, const Rules* r, const Move* moves, int n) noexcept nogil
+cdef void greedy_scores(const State* s, const Rules* r, const Move* moves, int n, int* out) noexcept nogil
 cdef void play_out(State* s, const Rules* r, Rng* rng, int greedy, Move* buf) noexcept nogil

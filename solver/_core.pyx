@@ -858,49 +858,68 @@ cdef int cappotto_side(const State* s, const Rules* r) noexcept nogil:
 
 # --- policies and playouts ---
 
-cdef int greedy_index(const State* s, const Rules* r, const Move* moves, int n) noexcept nogil:
-    """Best immediate gain; ties go to the first move (lower cards first).
-
-    A capture is worth what its cards are worth to the scoring (GREEDY_W) plus
-    a scopa; a drop costs the card; leaving a table that one card can sweep
-    (its sum 14 or less) costs about a scopa's risk."""
-    cdef int i, best = -1 << 30, who = 0, score, table_sum = 0, rest, c, k, left = 0
-    cdef int took, sweep, last, risk, wsum, vsum, better
+cdef inline void greedy_context(const State* s, const Rules* r, int* table_sum, int* last,
+                                int* risk) noexcept nogil:
+    """What the greedy worth of every move at s shares: the table's sum, whether
+    this is the hand's last card (no scopa), whether anyone could still sweep."""
+    cdef int k, left = 0, c
     cdef u64 t = s.table, hk
+    table_sum[0] = 0
     while t:
         c = lowest(t); t &= t - 1
-        table_sum += s.cval[c]
+        table_sum[0] += s.cval[c]
     # left: the cards in all hands, but only whether 0, 1 or more matters
     for k in range(r.n_players):
         hk = s.hand[k]
         left += (hk != 0) + ((hk & (hk - 1)) != 0)
-    last = (left == 1) & (s.stock_pos == N_CARDS)      # the hand's last card: no scopa
-    risk = left > 1
+    last[0] = (left == 1) & (s.stock_pos == N_CARDS)
+    risk[0] = left > 1
+
+cdef inline int greedy_worth(const State* s, const Move* m, int table_sum, int last,
+                             int risk) noexcept nogil:
+    """The greedy policy's immediate worth of a move (points x 100).
+
+    A capture is worth what its cards are worth to the scoring (GREEDY_W) plus
+    a scopa; a drop costs the card; leaving a table that one card can sweep
+    (its sum 14 or less) costs about a scopa's risk."""
+    cdef int c = m.card, k, took, sweep, rest, score, wsum, vsum
+    cdef u64 t
+    if c < 0:
+        return 10000 + m.points * 100
+    # no branches on capture or drop: this runs for every move of every playout
+    wsum = GREEDY_W[c]
+    vsum = 0
+    t = m.take
+    took = t != 0
+    while t:
+        k = lowest(t); t &= t - 1
+        wsum += GREEDY_W[k]
+        vsum += s.cval[k]
+    rest = table_sum - vsum if took else table_sum + s.cval[c]
+    score = wsum if took else -GREEDY_W[c]
+    sweep = took & (rest == 0)
+    score += 100 * (sweep & (last ^ 1))
+    score -= 40 * ((sweep ^ 1) & (rest <= 14) & risk)
+    return score
+
+cdef int greedy_index(const State* s, const Rules* r, const Move* moves, int n) noexcept nogil:
+    """The move of best greedy worth; ties go to the first (lower cards first)."""
+    cdef int i, best = -1 << 30, who = 0, score, better, table_sum, last, risk
+    greedy_context(s, r, &table_sum, &last, &risk)
     for i in range(n):
-        c = moves[i].card
-        if c < 0:
-            score = 10000 + moves[i].points * 100
-        else:
-            # a capture: its cards' worth, plus a scopa if it empties the table,
-            # else minus the risk of a table one card can sweep; a drop: minus
-            # the card and that risk (no branches on which it is)
-            wsum = GREEDY_W[c]
-            vsum = 0
-            t = moves[i].take
-            took = t != 0
-            while t:
-                k = lowest(t); t &= t - 1
-                wsum += GREEDY_W[k]
-                vsum += s.cval[k]
-            rest = table_sum - vsum if took else table_sum + s.cval[c]
-            score = wsum if took else -GREEDY_W[c]
-            sweep = took & (rest == 0)
-            score += 100 * (sweep & (last ^ 1))
-            score -= 40 * ((sweep ^ 1) & (rest <= 14) & risk)
+        score = greedy_worth(s, &moves[i], table_sum, last, risk)
         better = score > best
         best = score if better else best
         who = i if better else who
     return who
+
+cdef void greedy_scores(const State* s, const Rules* r, const Move* moves, int n,
+                        int* out) noexcept nogil:
+    """out[i] = the greedy worth of moves[i] (for inferring holdings from plays)."""
+    cdef int i, table_sum, last, risk
+    greedy_context(s, r, &table_sum, &last, &risk)
+    for i in range(n):
+        out[i] = greedy_worth(s, &moves[i], table_sum, last, risk)
 
 cdef void play_out(State* s, const Rules* r, Rng* rng, int greedy, Move* buf) noexcept nogil:
     """Play the hand to its end, dealing from the stock; void deals are reshuffled."""
@@ -1029,6 +1048,24 @@ cdef class CoreState:
             return greedy_index(&self.s, &self.rules.r, buf, n)
         finally:
             PyMem_Free(buf)
+
+    def greedy_worths(self, moves):
+        """The greedy policy's worth of each of these moves (points x 100)."""
+        cdef int n = len(moves), i
+        cdef Move* buf = <Move*>PyMem_Malloc(max(n, 1) * sizeof(Move))
+        cdef int* out = <int*>PyMem_Malloc(max(n, 1) * sizeof(int))
+        if buf == NULL or out == NULL:
+            PyMem_Free(buf)
+            PyMem_Free(out)
+            raise MemoryError()
+        try:
+            for i in range(n):
+                buf[i].card, buf[i].take, buf[i].take2, buf[i].matta_rank, buf[i].points = moves[i]
+            greedy_scores(&self.s, &self.rules.r, buf, n, out)
+            return [out[i] for i in range(n)]
+        finally:
+            PyMem_Free(buf)
+            PyMem_Free(out)
 
     def score(self):
         """Points by side and category (N_CAT per side)."""

@@ -18,7 +18,7 @@ Where the engine switches (search.py picks the kernel; its docstring says why):
     (`Searcher.paired`) that produces the reported figures.
 """
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from libc.math cimport log, sqrt
+from libc.math cimport exp, log, sqrt
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
@@ -26,7 +26,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from cirulla.solver._core cimport (
     MAX_MOVES, MAX_SEATS, N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, DEAL_VOID,
     CoreRules, Move, Rng, Rules, State, apply_move, cappotto_side, deal_round, gen_moves,
-    greedy_index, lowest, new_hand, rng_below, rng_next, score_hand,
+    greedy_index, greedy_scores, lowest, new_hand, rng_below, rng_next, score_hand,
     shuffle_rest, side_of, u64)
 
 cdef extern from *:
@@ -49,11 +49,13 @@ cdef extern from *:
 
 cdef enum:
     REJECT_CAP = 2000       # draws before a world that breaks an inference is accepted anyway
+    INFER_TRIES = 32        # draws weighed by the plays' likelihood; then uniform (bounds the cost)
     MAX_DEPTH = 160         # tree path length (a hand has at most ~45 moves)
     CHECK_EVERY = 16        # iterations between looks at the clock and the stop flag (< 1 ms)
     NODE_CAP_MAX = 1 << 20  # nodes per tree (~75 MB with the child table); then it stops growing
     XCAP = 512              # moves per node in the exact solver
     XDEPTH = 48
+    MAX_SEEN_PLAYS = 16         # other seats' card plays this round the inference reads
     MAXP = 64               # hand points are clamped to this in the equity table
 
 cdef inline u64 bit(int c) noexcept nogil:
@@ -84,6 +86,17 @@ cdef class StopFlag:
 
 # --- determinization ----------------------------------------------------
 
+cdef struct SeenPlay:
+    # another seat's card play earlier in this round, and what it tells: a
+    # holding whose best play (by the greedy worth) was far better than this
+    # one is less likely (the play's likelihood, below)
+    int seat
+    u64 table                   # the table before it
+    u64 after[MAX_SEATS]        # cards each seat played after it this round
+    signed char card
+    u64 take
+
+
 cdef struct Know:
     State base                  # the public state, the observer's hand, declared cards
     int observer                # seat
@@ -93,6 +106,9 @@ cdef struct Know:
     int hidden[MAX_SEATS]       # cards of each seat the observer cannot see
     int nobuona[MAX_SEATS]      # R-DECL-CHOICE: the seat is known to hold no buona
     u64 played[MAX_SEATS]       # cards each seat played this round
+    int n_plays
+    SeenPlay plays[MAX_SEEN_PLAYS]
+    double infer_t              # the likelihood's temperature (greedy worth units); 0: off
 
 
 cdef int has_buona(const Know* k, const Rules* r, int seat, u64 holding) noexcept nogil:
@@ -117,11 +133,59 @@ cdef int has_buona(const Know* k, const Rules* r, int seat, u64 holding) noexcep
     return 0
 
 
+cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexcept nogil:
+    """How well world w explains the other seats' card plays this round, from 0
+    to 1: the product over those plays of exp(-regret / infer_t). A play's
+    regret is how much more (by the greedy worth, with the seat's holding at
+    that time: what it holds in w plus what it played since) the best move of
+    a card w gives it exceeds the best move of a card it is known to have held
+    then (the one played, the ones played since, declared ones): the
+    part of the play's likelihood that depends on the world."""
+    cdef State t
+    cdef Move buf[512]
+    cdef int worth[512]
+    cdef int p, i, k2, n, known, guessed
+    cdef double regret = 0.0
+    cdef u64 sampled
+    cdef const SeenPlay* sp
+    if k.infer_t <= 0 or k.n_plays == 0:
+        return 1.0
+    for p in range(k.n_plays):
+        sp = &k.plays[p]
+        sampled = w.hand[sp.seat] & ~k.base.hand[sp.seat]
+        if not sampled:
+            continue
+        memcpy(&t, w, sizeof(State))
+        t.table = sp.table
+        for k2 in range(r.n_players):
+            t.hand[k2] |= sp.after[k2]
+        t.hand[sp.seat] |= bit(sp.card)
+        t.turn = sp.seat
+        t.declared |= 1 << sp.seat                  # the card plays only
+        n = gen_moves(&t, r, buf, 512)
+        if n > 512:
+            n = 512
+        greedy_scores(&t, r, buf, n, worth)
+        known = -1 << 30
+        guessed = -1 << 30
+        for i in range(n):
+            if bit(buf[i].card) & sampled:
+                if worth[i] > guessed:
+                    guessed = worth[i]
+            elif worth[i] > known:
+                known = worth[i]
+        if guessed > known:
+            regret += guessed - known
+    return exp(-regret / k.infer_t)
+
+
 cdef int sample_world(const Know* k, const Rules* r, Rng* rng, State* out) noexcept nogil:
     """out = a world consistent with what the observer knows: the unseen cards
     dealt at random to the other seats' hidden slots and the stock. A draw that
     breaks the R-DECL-CHOICE inference is rejected (uniform over the consistent
-    worlds); after REJECT_CAP draws the last one is kept. Returns the rejections."""
+    worlds), and one is kept with the probability play_likelihood gives it (the
+    worlds drawn in proportion to it, for the first INFER_TRIES draws); after
+    REJECT_CAP draws the last one is kept. Returns the rejections."""
     cdef signed char a[N_CARDS]
     cdef int i, j, n = k.n_unseen, seat, pos, tries = 0, ok
     cdef signed char t
@@ -143,6 +207,8 @@ cdef int sample_world(const Know* k, const Rules* r, Rng* rng, State* out) noexc
             out.hand[seat] = h
             if ok and k.nobuona[seat] and has_buona(k, r, seat, h | k.played[seat]):
                 ok = 0
+        if ok and k.infer_t > 0 and k.n_plays and tries < INFER_TRIES:
+            ok = (rng_next(rng) >> 11) * (1.0 / 9007199254740992.0) < play_likelihood(k, r, out)
         if ok or tries >= REJECT_CAP:
             break
         tries += 1
@@ -326,6 +392,7 @@ cdef struct Search:
     double* r_win
     # the paired phase: every root move on the same worlds
     long worlds
+    double weight               # their total weight (the exact solver weighs worlds by likelihood)
     double* p_sum               # margin
     double* p_cross             # sum of margin_i * margin_j
     double* p_cat
@@ -470,17 +537,19 @@ cdef inline double cat_margin(const Rules* r, const Eval* ev, int side, int cat)
     return ev.cats[side * N_CAT + cat] - others / <double>(r.n_sides - 1)
 
 
-cdef inline void add_world(Search* S, int nr) noexcept nogil:
-    """Add one world's values of every root move (p_val, p_wval) to the paired
-    sums: the sums, and the cross products behind the paired standard errors."""
+cdef inline void add_world(Search* S, int nr, double w) noexcept nogil:
+    """Add one world's values of every root move (p_val, p_wval), with weight w,
+    to the paired sums: the sums, and the cross products behind the paired
+    standard errors."""
     cdef int i, k
     for i in range(nr):
-        S.p_sum[i] += S.p_val[i]
-        S.p_win[i] += S.p_wval[i]
+        S.p_sum[i] += w * S.p_val[i]
+        S.p_win[i] += w * S.p_wval[i]
         for k in range(nr):
-            S.p_cross[i * nr + k] += S.p_val[i] * S.p_val[k]
-            S.p_wcross[i * nr + k] += S.p_wval[i] * S.p_wval[k]
+            S.p_cross[i * nr + k] += w * S.p_val[i] * S.p_val[k]
+            S.p_wcross[i * nr + k] += w * S.p_wval[i] * S.p_wval[k]
     S.worlds += 1
+    S.weight += w
     S.playouts += nr
 
 
@@ -536,7 +605,7 @@ cdef void paired_world(Search* S) noexcept nogil:
         S.p_wval[m] = win_of(&ev, S.me) if ev.win0 >= 0 else 0.0
         for j in range(N_CAT):
             S.p_cat[m * N_CAT + j] += cat_margin(r, &ev, S.me, j)
-    add_world(S, nr)
+    add_world(S, nr, 1.0)
 
 
 # --- exact endgames (2 players) ----------------------------------------------
@@ -695,8 +764,9 @@ cdef int alphabeta(Search* S, State* s, int depth, int alpha, int beta, Leaf* ou
         h.best = buf[j]
     return best
 
-cdef void exact_world(Search* S, const State* w) noexcept nogil:
-    """Every root move solved exactly in one world; accumulated like a paired world."""
+cdef void exact_world(Search* S, const State* w, double weight) noexcept nogil:
+    """Every root move solved exactly in one world; accumulated like a paired
+    world, with the weight the world's likelihood gives it."""
     cdef State s
     cdef Leaf lf
     cdef int m, j, i, k, nr = S.n_root
@@ -704,13 +774,13 @@ cdef void exact_world(Search* S, const State* w) noexcept nogil:
         memcpy(&s, w, sizeof(State))
         apply_move(&s, &S.r, &S.root[m])
         advance(&s, &S.r, &S.rng)
-        S.p_risk[m] += can_sweep_next(&s, &S.r, S.buf)
+        S.p_risk[m] += weight * can_sweep_next(&s, &S.r, S.buf)
         alphabeta(S, &s, 0, -(1 << 30), 1 << 30, &lf)
         S.p_val[m] = lf.margin
         S.p_wval[m] = lf.win
         for j in range(N_CAT):
-            S.p_cat[m * N_CAT + j] += lf.cats[j]
-    add_world(S, nr)
+            S.p_cat[m * N_CAT + j] += weight * lf.cats[j]
+    add_world(S, nr, weight)
 
 cdef long exact_worlds(Search* S, int part, int parts) noexcept nogil:
     """Enumerate the worlds of a 2-player endgame (the opponent's hidden cards x
@@ -730,7 +800,7 @@ cdef long exact_worlds(Search* S, int part, int parts) noexcept nogil:
     cdef signed char cards[N_CARDS]
     if k.fixed:                                         # the true world: nothing to enumerate
         if part == 0 and not load_flag(S.stop):
-            exact_world(S, &k.base)
+            exact_world(S, &k.base, 1.0)
             return 1
         return 0
     if n != h + ns or ns > 12:
@@ -767,7 +837,7 @@ cdef long exact_worlds(Search* S, int part, int parts) noexcept nogil:
             for i in range(ns):
                 if not (sm >> i & 1):
                     w.stock[first] = cards[i]; first += 1
-            exact_world(S, &w)
+            exact_world(S, &w, play_likelihood(k, r, &w))
             done += 1
     return done
 
@@ -786,11 +856,12 @@ cdef class Searcher:
 
     def __init__(self, CoreRules rules, dict base, *, int observer, list unseen, list hidden,
                  list nobuona, list played, bint fixed, unsigned long long seed,
-                 StopFlag stop, double c_ucb=4.0, int eps_milli=100, int follow_min=8,
-                 int follow_own=0,
+                 StopFlag stop, list plays=None, double infer_t=0.0,
+                 double c_ucb=4.0, int eps_milli=100, int follow_min=8, int follow_own=0,
                  object equity=None, list scores=None, int next_dealer_side=0,
                  bint match_mode=False):
         cdef int i, n
+        cdef SeenPlay* sp
         self.S.r = rules.r
         self.S.k.base = _state_from(base)
         self.S.k.observer = observer
@@ -802,6 +873,14 @@ cdef class Searcher:
             self.S.k.hidden[i] = hidden[i] if i < len(hidden) else 0
             self.S.k.nobuona[i] = nobuona[i] if i < len(nobuona) else 0
             self.S.k.played[i] = played[i] if i < len(played) else 0
+        # plays: (seat, table before, card, take, cards each seat played after it)
+        for seat, table, card, take, after in (plays or [])[-MAX_SEEN_PLAYS:]:
+            sp = &self.S.k.plays[self.S.k.n_plays]
+            sp.seat = seat; sp.table = table; sp.card = card; sp.take = take
+            for i in range(MAX_SEATS):
+                sp.after[i] = after[i] if i < len(after) else 0
+            self.S.k.n_plays += 1
+        self.S.k.infer_t = infer_t
         self.S.me = side_of(&self.S.r, observer)
         self.S.c_ucb = c_ucb
         self.S.eps_milli = eps_milli
@@ -973,7 +1052,7 @@ cdef class Searcher:
             "sum2": [self.S.r_sum2[i] for i in range(n)],
             "win": [self.S.r_win[i] for i in range(n)],
             "cat": [[self.S.r_cat[i * N_CAT + j] for j in range(N_CAT)] for i in range(n)],
-            "worlds": self.S.worlds,
+            "worlds": self.S.worlds, "weight": self.S.weight,
             "p_sum": [self.S.p_sum[i] for i in range(n)],
             "p_cross": [[self.S.p_cross[i * n + j] for j in range(n)] for i in range(n)],
             "p_cat": [[self.S.p_cat[i * N_CAT + j] for j in range(N_CAT)] for i in range(n)],

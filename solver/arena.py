@@ -36,7 +36,8 @@ MAX_HANDS = 200                 # a match still tied after this many hands count
 
 
 TUNING = {"c": ("c_ucb", float), "eps": ("eps_milli", int), "follow": ("follow_min", int),
-          "share": ("paired_share", float), "pick": ("pick", str), "own": ("follow_own", int)}
+          "share": ("paired_share", float), "pick": ("pick", str), "own": ("follow_own", int),
+          "inf": ("infer_t", float)}
 
 
 @dataclass(frozen=True)

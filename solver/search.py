@@ -40,7 +40,7 @@ from typing import Callable
 from . import _search
 from .cards import mask_of
 from .errors import StateError
-from .events import CATEGORIES
+from .events import CATEGORIES, Deal, Turn
 from .moves import Move
 from .rules import Rules
 from .view import SeatView
@@ -52,6 +52,7 @@ DEFAULT_TIME_MS = 100.0
 PAIRED_SHARE = 0.25         # of the budget, for the paired phase
 MIN_WORLDS = 8              # the paired phase always sees at least this many worlds
 FORCED_WORLDS = 64
+INFER_T = 50.0              # the inference's temperature, in the greedy worth's units (a scopa is 100)
 EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity table
 MAX_EQUITY_TARGET = 301
 
@@ -113,6 +114,7 @@ class Knowledge:
     played: tuple[int, ...]
     scores: tuple[int, ...]
     fixed: bool = False
+    plays: tuple[tuple, ...] = ()      # the other seats' card plays this round (see _seen_plays)
 
     @classmethod
     def of(cls, view: SeatView) -> "Knowledge":
@@ -127,7 +129,7 @@ class Knowledge:
                        and bool(view.played_this_round[s])) for s in range(n)]
         return cls(r, base, seat, tuple(unseen), tuple(view.hidden_count(s) for s in range(n)),
                    tuple(nobuona), tuple(mask_of(p) for p in view.played_this_round),
-                   tuple(view.scores))
+                   tuple(view.scores), plays=_seen_plays(view))
 
     @classmethod
     def true_world(cls, match, seat: int) -> "Knowledge":
@@ -142,9 +144,30 @@ class Knowledge:
         return _search.Searcher(
             r.core, self.base, observer=self.observer, unseen=list(self.unseen),
             hidden=list(self.hidden), nobuona=list(self.nobuona), played=list(self.played),
+            plays=[(s, t, c, k, list(a)) for s, t, c, k, a in self.plays],
             fixed=self.fixed, seed=seed & (2**64 - 1), stop=stop, equity=equity,
             scores=list(self.scores), match_mode=match_mode,
             next_dealer_side=r.side_of((self.base["dealer"] + 1) % r.players), **params)
+
+
+def _seen_plays(view: SeatView) -> tuple[tuple, ...]:
+    """The other seats' card plays this round, each as (seat, the table before
+    it, card, cards taken, the cards each seat played after it), the tables
+    rebuilt backwards from today's: what the inference from plays reads."""
+    turns = []
+    for e in reversed(view.history):
+        if isinstance(e, Deal):
+            break
+        if isinstance(e, Turn) and not e.move.is_declaration:
+            turns.append(e)
+    table, after, out = mask_of(view.table), [0] * view.rules.players, []
+    for e in turns:                                     # the latest first
+        card, take = e.move.card.index, mask_of(e.move.captured)
+        table = table | take if take else table & ~(1 << card)
+        if e.seat != view.seat:
+            out.append((e.seat, table, card, take, tuple(after)))
+        after[e.seat] |= 1 << card
+    return tuple(reversed(out))
 
 
 # --- match equity ---------------------------------------------------------------
@@ -273,6 +296,8 @@ def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float
     start = time.monotonic()
     stop = cancel._flag if cancel is not None else _search.StopFlag()
     match_mode = bool(sensitive and equity is not None)
+    # the baseline samples worlds uniformly; the search weighs them by the plays seen
+    params.setdefault("infer_t", 0.0 if method == "flat" else INFER_T)
     searchers = [know.searcher(_thread_seed(seed, t), stop, equity=equity, match_mode=match_mode,
                                **params) for t in range(threads)]
     n_moves = len(searchers[0].root_moves)
@@ -348,17 +373,18 @@ def _result(stats: list[dict], root: list[tuple], rules: Rules, method: str, ela
     moves = [Move.from_core(t, matta) for t in root]
     add = lambda key: [sum(s[key][i] for s in stats) for i in range(n)]      # noqa: E731
     worlds = sum(s["worlds"] for s in stats)
+    weight = sum(s["weight"] for s in stats)        # = worlds but where the exact solver weighs them
     playouts = sum(s["playouts"] for s in stats)
     exact = method == "exact"
     win: list[float | None]
     if worlds:
         # the paired phase (or the exact worlds): every move on the same worlds
-        mean = [v / worlds for v in add("p_sum")]
+        mean = [v / weight for v in add("p_sum")]
         cross = [[sum(s["p_cross"][i][j] for s in stats) for j in range(n)] for i in range(n)]
-        wmean = [v / worlds for v in add("p_win")]
-        cats = [[sum(s["p_cat"][i][c] for s in stats) / worlds for c in range(len(CATEGORIES))]
+        wmean = [v / weight for v in add("p_win")]
+        cats = [[sum(s["p_cat"][i][c] for s in stats) / weight for c in range(len(CATEGORIES))]
                 for i in range(n)]
-        risk = [v / worlds for v in add("p_risk")]
+        risk = [v / weight for v in add("p_risk")]
         samples = [worlds] * n
 
         def cov(i: int, j: int) -> float:

@@ -16,7 +16,8 @@ import pytest
 
 from cirulla.solver import Card, Match, Move, Rules, StateError, _core
 from cirulla.solver.cards import cards_of, mask_of
-from cirulla.solver.search import (CancelToken, Knowledge, SearchResult, _search,
+from cirulla.solver.events import Deal, Turn
+from cirulla.solver.search import (INFER_T, CancelToken, Knowledge, SearchResult, _search,
                                    equity_table, flat_monte_carlo, search, win_chance)
 
 from rules_support import position
@@ -134,6 +135,36 @@ def test_sampling_honours_the_mandatory_declaration_inference():
             assert buone > 0            # the inference is what removes them
         else:
             assert buone == 0
+
+
+def test_sampling_weighs_worlds_by_the_plays_seen():
+    """The opponent dropped a card with the settebello (7D) on the table: a
+    holding with a 7, which would have taken it, explains that play badly, so
+    the search draws such worlds far less often than uniform sampling does."""
+    sevens = [Card.parse(x).index for x in ("7D", "7H", "7C", "7S")]
+    settebello = Card.parse("7D")
+    checked = 0
+    for seed in range(300):
+        match = Match(Rules(), seed=seed)
+        while not match.is_over and match.hand_number == 0 and checked < 3:
+            seat, view = match.to_move, match.view(match.to_move)
+            opp = 1 - seat
+            plays = Knowledge.of(view).plays
+            if (plays and plays[-1][0] == opp and not plays[-1][3] and settebello in view.table
+                    and view.hidden_count(opp) and view.stock_size):
+                share = []
+                for infer_t in (0.0, INFER_T):
+                    s = Knowledge.of(view).searcher(3, _search.StopFlag(), infer_t=infer_t)
+                    worlds = [s.sample() for _ in range(1500)]
+                    share.append(statistics.fmean(any(w["hand"][opp] >> c & 1 for c in sevens)
+                                                  for w in worlds))
+                if share[0] > 0.05:
+                    assert share[1] < share[0] / 2, share
+                    checked += 1
+            match.play(greedy_move(match))
+        if checked == 3:
+            return
+    raise AssertionError("no position with the settebello left on the table")
 
 
 def test_has_buona_agrees_with_the_oracle():
@@ -328,20 +359,53 @@ def brute_value(core, me: int) -> int:
     return max(values) if core.turn == me else min(values)
 
 
-def brute_expected(match: Match, seat: int, *, holds_no_buona: bool = False) -> dict[Move, float]:
+def brute_likelihood(match: Match, opp: int, opp_cards: tuple[int, ...], infer_t: float) -> float:
+    """The weight the inference from plays gives a world where opp's hidden
+    cards are opp_cards: the match rewound to each of opp's card plays this
+    round, its holding then with opp_cards in place of the true hidden ones,
+    the play's regret from the core's greedy worths (see play_likelihood)."""
+    if not infer_t:
+        return 1.0
+    true_hidden = match._core.hand(opp) & ~match._core.public(opp)
+    sampled = mask_of(Card(c) for c in opp_cards)
+    regret = 0
+    before = match.copy()
+    while not isinstance(before.events[-1], Deal):
+        last = before.events[-1]
+        before.undo()
+        if not (isinstance(last, Turn) and last.seat == opp and not last.move.is_declaration):
+            continue
+        fields = before._core.export()
+        fields["hand"] = list(fields["hand"])
+        fields["hand"][opp] = fields["hand"][opp] & ~true_hidden | sampled
+        fields["declared"] |= 1 << opp                  # its card plays only
+        core = _core.CoreState.restore(match.rules.core, fields)
+        moves = core.legal_moves()
+        worths = core.greedy_worths(moves)
+        guessed = [w for mv, w in zip(moves, worths) if sampled >> mv[0] & 1]
+        known = [w for mv, w in zip(moves, worths) if not sampled >> mv[0] & 1]
+        if guessed:
+            regret += max(0, max(guessed) - max(known))
+    return math.exp(-regret / infer_t)
+
+
+def brute_expected(match: Match, seat: int, *, holds_no_buona: bool = False,
+                   infer_t: float = 0.0) -> dict[Move, float]:
     """Every world of the view (the opponent's hidden cards x the split of the
-    stock between the two seats of the last deal), each solved by brute_value."""
+    stock between the two seats of the last deal), each solved by brute_value,
+    weighted by brute_likelihood (uniformly with infer_t 0)."""
     view = match.view(seat)
     opp = 1 - seat
     unseen = [c.index for c in view.unseen()]
     fields = match._core.export()
     pos = fields["stock_pos"]
     ns = 40 - pos
-    values: dict[tuple, list[int]] = {}
+    values: dict[tuple, list[tuple[float, int]]] = {}
     for opp_cards in itertools.combinations(unseen, view.hidden_count(opp)):
         if holds_no_buona and makes_buona([Card(c) for c in opp_cards] + list(view.played_this_round[opp]),
                                           match.rules.matta_card):
             continue                                    # R-DECL-CHOICE
+        weight = brute_likelihood(match, opp, opp_cards, infer_t)
         rest = [c for c in unseen if c not in opp_cards]
         for first in itertools.combinations(rest, ns // 2):
             world = dict(fields)
@@ -352,9 +416,10 @@ def brute_expected(match: Match, seat: int, *, holds_no_buona: bool = False) -> 
             for mv in core.legal_moves():
                 child = core.copy()
                 child.apply(*mv)
-                values.setdefault(mv, []).append(brute_value(child, seat))
+                values.setdefault(mv, []).append((weight, brute_value(child, seat)))
     matta = match.rules.matta_card
-    return {Move.from_core(mv, matta): statistics.fmean(v) for mv, v in values.items()}
+    return {Move.from_core(mv, matta): sum(w * x for w, x in v) / sum(w for w, _ in v)
+            for mv, v in values.items()}
 
 
 def _find(rules: Rules, seed: int, ok) -> Match:
@@ -387,17 +452,19 @@ def test_last_round_is_solved_exactly(seed):
 
 @pytest.mark.parametrize("seed", [4, 5])
 def test_last_two_rounds_average_every_world(seed):
-    """A stock of 6: every opponent holding x every split of the last deal."""
+    """A stock of 6: every opponent holding x every split of the last deal,
+    weighted by how well it explains the opponent's plays this round."""
     match = _endgame(Rules(), seed, 6, 2)
     seat = match.to_move
     res = search(match.view(seat), seed=1)
-    want = brute_expected(match, seat)
+    want = brute_expected(match, seat, infer_t=INFER_T)
     assert res.method == "exact"
     assert res.info["worlds"] == math.comb(len(match.view(seat).unseen()),
                                            match.view(seat).hidden_count(1 - seat)) * 20
     assert {m.move: m.expected for m in res.moves} == pytest.approx(want, abs=1e-9)
-    two = search(match.view(seat), seed=9, threads=2)
-    assert [(m.move, m.expected) for m in two.moves] == [(m.move, m.expected) for m in res.moves]
+    two = search(match.view(seat), seed=9, threads=2)       # weighted sums in another order
+    assert [m.move for m in two.moves] == [m.move for m in res.moves]
+    assert [m.expected for m in two.moves] == pytest.approx([m.expected for m in res.moves], abs=1e-9)
 
 
 def test_optional_captures_leave_the_last_two_rounds_to_ismcts():
@@ -427,10 +494,10 @@ def test_exact_worlds_honour_the_declaration_inference():
     seat = match.to_move
     view = match.view(seat)
     res = search(view, seed=1)
-    want = brute_expected(match, seat, holds_no_buona=True)
+    want = brute_expected(match, seat, holds_no_buona=True, infer_t=INFER_T)
     assert res.method == "exact"
     assert {m.move: m.expected for m in res.moves} == pytest.approx(want, abs=1e-9)
-    every = brute_expected(match, seat)
+    every = brute_expected(match, seat, infer_t=INFER_T)
     assert res.info["worlds"] < 7 * 20 and want != every
 
 
