@@ -2,7 +2,10 @@
 
 `search(view)` samples worlds consistent with the view (RULES.md section 8:
 the unseen cards dealt at random to the other seats' hidden slots and the
-stock, honouring the R-DECL-CHOICE inference), and then, by the position:
+stock, honouring the R-DECL-CHOICE inference, and drawn in proportion to how
+well they explain the other seats' card plays this round by the greedy
+heuristic, the exact solver weighing its worlds the same way), and then, by
+the position:
 
 * one legal move: "forced", a short evaluation of it;
 * 2 players, empty stock: the last round is perfect information, solved
@@ -281,8 +284,9 @@ def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float
          progress_interval_ms: float = 250.0, paired_share: float = PAIRED_SHARE,
          pick: str = "paired", **params) -> SearchResult:
     """The search behind search() and flat_monte_carlo(); `params` go to the
-    Searcher (c_ucb, eps_milli, follow_min), `pick` = "visits" recommends the
-    tree's most visited move instead of the paired phase's best (for tuning)."""
+    Searcher (c_ucb, eps_milli, follow_min, infer_t), `pick` = "visits"
+    recommends the tree's most visited move instead of the paired phase's best
+    (for tuning)."""
     if iterations is not None and (not isinstance(iterations, int) or iterations < 1):
         raise StateError(f"search: iterations must be a positive integer, got {iterations!r}")
     if time_ms is not None and not time_ms > 0:
