@@ -43,7 +43,7 @@ from typing import Callable
 from . import _search
 from .cards import mask_of
 from .errors import StateError
-from .events import CATEGORIES, Deal, Turn
+from .events import CATEGORIES
 from .moves import Move
 from .rules import Rules
 from .view import SeatView
@@ -155,21 +155,13 @@ class Knowledge:
 
 def _seen_plays(view: SeatView) -> tuple[tuple, ...]:
     """The other seats' card plays this round, each as (seat, the table before
-    it, card, cards taken, the cards each seat played after it), the tables
-    rebuilt backwards from today's: what the inference from plays reads."""
-    turns = []
-    for e in reversed(view.history):
-        if isinstance(e, Deal):
-            break
-        if isinstance(e, Turn) and not e.move.is_declaration:
-            turns.append(e)
-    table, after, out = mask_of(view.table), [0] * view.rules.players, []
-    for e in turns:                                     # the latest first
-        card, take = e.move.card.index, mask_of(e.move.captured)
-        table = table | take if take else table & ~(1 << card)
-        if e.seat != view.seat:
-            out.append((e.seat, table, card, take, tuple(after)))
-        after[e.seat] |= 1 << card
+    it, card, cards taken, the cards each seat played after it): what the
+    inference from plays reads."""
+    after, out = [0] * view.rules.players, []
+    for _, seat, table, move in reversed(view.round_plays()):     # the latest first
+        if seat != view.seat:
+            out.append((seat, table, move.card.index, mask_of(move.captured), tuple(after)))
+        after[seat] |= 1 << move.card.index
     return tuple(reversed(out))
 
 

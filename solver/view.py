@@ -149,6 +149,7 @@ class SeatView:
             raise StateError("matta_as: these rules have no matta")
         if any(self.hand_sizes):
             self._validate_counts()
+        self.round_plays()
 
     def _validate_counts(self) -> None:
         """The counts a hand in play can show (R-DEAL, R-VC, R-V5: cards per
@@ -177,6 +178,36 @@ class SeatView:
             if len(self.played_this_round[s]) != dealt - self.hand_sizes[s]:
                 raise StateError(f"played_this_round[{s}]: {len(self.played_this_round[s])} cards played, "
                                  f"but seat {s} got {dealt} this round and holds {self.hand_sizes[s]}")
+
+    def round_plays(self) -> list[tuple[int, int, int, int]]:
+        """The card plays of this round in the history, in order, each as
+        (history index, seat, the table before it as a mask, the move): the
+        tables rebuilt backwards from today's. Empty without a history.
+
+        :raises StateError: if the history's plays this round do not fit the
+            table or played_this_round.
+        """
+        last_deal = max((i for i, e in enumerate(self.history) if isinstance(e, Deal)), default=-1)
+        if last_deal < 0:
+            return []
+        turns = [(i, e) for i, e in enumerate(self.history)
+                 if i > last_deal and isinstance(e, Turn) and not e.move.is_declaration]
+        for s in range(self.rules.players):
+            cards = sorted(e.move.card.index for _, e in turns if e.seat == s)
+            if s < len(self.played_this_round) and cards != sorted(c.index for c in self.played_this_round[s]):
+                raise StateError(f"history: seat {s}'s card plays since the last deal "
+                                 f"({format_cards(Card(c) for c in cards) or 'none'}) are not "
+                                 f"played_this_round[{s}]")
+        table, out = mask_of(self.table), []
+        for i, e in reversed(turns):
+            card, take = 1 << e.move.card.index, mask_of(e.move.captured)
+            # after a capture the taken cards are gone; after a drop the card lies there
+            if (take and table & (take | card)) or (not take and not table & card):
+                raise StateError(f"history[{i}]: {e.move} does not fit the table after it "
+                                 f"({format_cards(cards_of(table)) or 'empty'})")
+            table = table | take if take else table & ~card
+            out.append((i, e.seat, table, e.move))
+        return out[::-1]
 
     # --- the view as the core's state ---
 

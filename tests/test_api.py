@@ -13,6 +13,7 @@ from cirulla.solver import (DECK, Card, CirullaError, IllegalMoveError, InvalidC
                             InvalidMoveError, Match, Move, RecordError, Rules, RulesError,
                             StateError)
 from cirulla.solver.cards import cards_of, format_cards, mask_of, parse_cards
+from cirulla.solver.events import Turn
 from cirulla.solver.players import GreedyPlayer, RandomPlayer, make_player, self_play
 from cirulla.solver.view import SeatView
 from rules_support import position
@@ -179,6 +180,29 @@ def test_seat_view_validate_rejects_a_card_twice():
     v = m.view(0)
     with pytest.raises(StateError, match="also in"):
         dataclasses.replace(v, table=v.table + (v.hand[0],)).validate()
+
+
+def test_seat_view_round_plays_rebuild_the_tables_and_reject_a_history_that_does_not_fit():
+    m = Match(Rules(), dealer=0, manual_deal=True)
+    m.deal(hands=["JS QS 5S", "3H 2C 6S"], table="KC QC JC 5D")
+    m.play("3H")                                # seat 1 drops
+    m.play("5S x 5D")                           # seat 0 captures
+    m.play("6S x QC")                           # seat 1 captures by fifteen
+    v = m.view(0)
+    assert [(seat, set(cards_of(table)), str(move)) for _, seat, table, move in v.round_plays()] == [
+        (1, set(parse_cards("KC QC JC 5D")), "3H"),
+        (0, set(parse_cards("3H KC QC JC 5D")), "5S x 5D"),
+        (1, set(parse_cards("3H KC QC JC")), "6S x QC")]
+    turns = [i for i, e in enumerate(v.history) if isinstance(e, Turn)]
+    # a drop of a card that is not on the table after it
+    bad = list(v.history)
+    bad[turns[2]] = Turn(1, Move.parse("2C"))
+    with pytest.raises(StateError, match=rf"history\[{turns[2]}\]: 2C does not fit the table"):
+        dataclasses.replace(v, history=tuple(bad), played_this_round=(
+            v.played_this_round[0], (Card.parse("3H"), Card.parse("2C")))).validate()
+    # plays that are not the ones played_this_round lists
+    with pytest.raises(StateError, match=r"history: seat 1's card plays .* are not played_this_round\[1\]"):
+        dataclasses.replace(v, history=tuple(bad)).validate()
 
 
 def test_seat_view_is_a_snapshot():

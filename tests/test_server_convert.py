@@ -135,6 +135,23 @@ def test_bad_rules_and_bad_moves_in_history():
     assert field == f"view.history[{turn}].turn.move" and "'7X'" in problem
 
 
+def test_a_history_that_does_not_fit_the_table_is_named():
+    """The search reads this round's plays from the history (the inference
+    from plays): one that the table cannot have followed is refused."""
+    match = position(1, 3)
+    msg = view_msg(match)
+    view = match.view(msg.seat)
+    plays = view.round_plays()
+    assert plays
+    index, _, table, move = plays[-1]
+    if move.is_capture:                             # make it a drop that left nothing on the table
+        msg.history[index].turn.move.ClearField("captured")
+    else:                                           # make it a capture of a card still on the table
+        msg.history[index].turn.move.captured.append(str(next(c for c in view.table if c != move.card)))
+    [(field, problem)] = _violations(msg)
+    assert field == f"view.history[{index}]" and "does not fit the table" in problem
+
+
 def test_only_the_seat_to_move_has_moves():
     match = choice_position()
     view = match.view(1 - match.to_move)
