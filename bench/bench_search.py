@@ -5,6 +5,8 @@
     exact_last_two_rounds_ms_2p_classic: ... ms     every world of the last two rounds, one thread
     exact_last_two_rounds_2threads_ms_2p_classic: ... ms
     exact_last_two_rounds_worlds_2p_classic: ... worlds
+    exact_last_two_rounds_positions_2p_classic: ... positions   alpha-beta positions per endgame
+    exact_ns_per_position_2p_classic: ... ns
     ismcts_2_over_1_threads_2p_classic: ... ratio   iterations in the same wall time
     arena_<a>_vs_<b>_margin: ... points/hand (95% CI lo .. hi)   with --arena N
 
@@ -25,7 +27,7 @@ import time
 
 from cirulla.solver import Match, Rules
 from cirulla.solver.arena import arena
-from cirulla.solver.search import Knowledge, _search, search
+from cirulla.solver.search import INFER_T, Knowledge, _search, search
 
 
 def first_decisions(n: int, rules: Rules) -> list[Knowledge]:
@@ -56,7 +58,7 @@ def ismcts_rate(knows: list[Knowledge], seconds: float) -> tuple[float, float]:
     iters = playouts = 0
     t_tree = t_paired = 0.0
     for k in knows:
-        s = k.searcher(1, _search.StopFlag())
+        s = k.searcher(1, _search.StopFlag(), infer_t=INFER_T)
         t = time.perf_counter()
         iters += s.ismcts(2**62, time.monotonic() + seconds)
         t_tree += time.perf_counter() - t
@@ -67,12 +69,13 @@ def ismcts_rate(knows: list[Knowledge], seconds: float) -> tuple[float, float]:
     return iters / t_tree, playouts / t_paired
 
 
-def exact_ms(knows: list[Knowledge], threads: int) -> tuple[float, int]:
-    """Mean wall time of solving every world, and the worlds per position."""
-    total, worlds = 0.0, 0
+def exact_ms(knows: list[Knowledge], threads: int) -> tuple[float, int, int]:
+    """Mean wall time of solving every world, the worlds and the positions the
+    alpha-beta search visits, per endgame."""
+    total, worlds, positions = 0.0, 0, 0
     for k in knows:
         flag = _search.StopFlag()
-        searchers = [k.searcher(1, flag) for _ in range(threads)]
+        searchers = [k.searcher(1, flag, infer_t=INFER_T) for _ in range(threads)]
         t = time.perf_counter()
         if threads == 1:
             worlds += searchers[0].exact(0, 1)
@@ -86,7 +89,8 @@ def exact_ms(knows: list[Knowledge], threads: int) -> tuple[float, int]:
                 th.join()
             worlds += sum(out)
         total += time.perf_counter() - t
-    return 1000 * total / len(knows), worlds // len(knows)
+        positions += sum(s.stats()["solved"] for s in searchers)
+    return 1000 * total / len(knows), worlds // len(knows), positions // len(knows)
 
 
 def thread_ratio(rules: Rules, seconds: float) -> float:
@@ -139,6 +143,10 @@ def main() -> None:
     print(f"exact_last_two_rounds_2threads_ms_2p_classic: {statistics.median(x[0] for x in two):.1f} ms",
           flush=True)
     print(f"exact_last_two_rounds_worlds_2p_classic: {one[0][1]} worlds", flush=True)
+    # the cost's two factors: positions per solve and the time of one
+    print(f"exact_last_two_rounds_positions_2p_classic: {one[0][2]} positions", flush=True)
+    print(f"exact_ns_per_position_2p_classic: {1e6 * statistics.median(x[0] for x in one) / one[0][2]:.1f} ns",
+          flush=True)
 
     ratio = median_of(args.repeat, args.v, "thread ratio", lambda: thread_ratio(rules, args.seconds / 4))
     print(f"ismcts_2_over_1_threads_2p_classic: {ratio:.2f} ratio", flush=True)
