@@ -94,7 +94,6 @@ cdef struct SeenPlay:
     u64 table                   # the table before it
     u64 after[MAX_SEATS]        # cards each seat played after it this round
     signed char card
-    u64 take
 
 
 cdef struct Know:
@@ -873,10 +872,10 @@ cdef class Searcher:
             self.S.k.hidden[i] = hidden[i] if i < len(hidden) else 0
             self.S.k.nobuona[i] = nobuona[i] if i < len(nobuona) else 0
             self.S.k.played[i] = played[i] if i < len(played) else 0
-        # plays: (seat, table before, card, take, cards each seat played after it)
-        for seat, table, card, take, after in (plays or [])[-MAX_SEEN_PLAYS:]:
+        # plays: (seat, the table before, card, the cards each seat played after it)
+        for seat, table, card, after in (plays or [])[-MAX_SEEN_PLAYS:]:
             sp = &self.S.k.plays[self.S.k.n_plays]
-            sp.seat = seat; sp.table = table; sp.card = card; sp.take = take
+            sp.seat = seat; sp.table = table; sp.card = card
             for i in range(MAX_SEATS):
                 sp.after[i] = after[i] if i < len(after) else 0
             self.S.k.n_plays += 1

@@ -147,7 +147,7 @@ class Knowledge:
         return _search.Searcher(
             r.core, self.base, observer=self.observer, unseen=list(self.unseen),
             hidden=list(self.hidden), nobuona=list(self.nobuona), played=list(self.played),
-            plays=[(s, t, c, k, list(a)) for s, t, c, k, a in self.plays],
+            plays=[(s, t, c, list(a)) for s, t, c, a in self.plays],
             fixed=self.fixed, seed=seed & (2**64 - 1), stop=stop, equity=equity,
             scores=list(self.scores), match_mode=match_mode,
             next_dealer_side=r.side_of((self.base["dealer"] + 1) % r.players), **params)
@@ -155,12 +155,12 @@ class Knowledge:
 
 def _seen_plays(view: SeatView) -> tuple[tuple, ...]:
     """The other seats' card plays this round, each as (seat, the table before
-    it, card, cards taken, the cards each seat played after it): what the
-    inference from plays reads."""
+    it, card, the cards each seat played after it): what the inference from
+    plays reads."""
     after, out = [0] * view.rules.players, []
     for _, seat, table, move in reversed(view.round_plays()):     # the latest first
         if seat != view.seat:
-            out.append((seat, table, move.card.index, mask_of(move.captured), tuple(after)))
+            out.append((seat, table, move.card.index, tuple(after)))
         after[seat] |= 1 << move.card.index
     return tuple(reversed(out))
 

@@ -149,9 +149,9 @@ def test_sampling_weighs_worlds_by_the_plays_seen():
         while not match.is_over and match.hand_number == 0 and checked < 3:
             seat, view = match.to_move, match.view(match.to_move)
             opp = 1 - seat
-            plays = Knowledge.of(view).plays
-            if (plays and plays[-1][0] == opp and not plays[-1][3] and settebello in view.table
-                    and view.hidden_count(opp) and view.stock_size):
+            plays = view.round_plays()          # (history index, seat, table before, move)
+            if (plays and plays[-1][1] == opp and not plays[-1][3].is_capture
+                    and settebello in view.table and view.hidden_count(opp) and view.stock_size):
                 share = []
                 for infer_t in (0.0, INFER_T):
                     s = Knowledge.of(view).searcher(3, _search.StopFlag(), infer_t=infer_t)
