@@ -13,6 +13,7 @@ from . import _core
 from .cards import Card, cards_of, format_cards, mask_of
 from .errors import StateError
 from .events import Deal, HandEnd, Turn
+from .moves import Move
 from .rules import Rules
 
 
@@ -179,7 +180,7 @@ class SeatView:
                 raise StateError(f"played_this_round[{s}]: {len(self.played_this_round[s])} cards played, "
                                  f"but seat {s} got {dealt} this round and holds {self.hand_sizes[s]}")
 
-    def round_plays(self) -> list[tuple[int, int, int, int]]:
+    def round_plays(self) -> list[tuple[int, int, int, Move]]:
         """The card plays of this round in the history, in order, each as
         (history index, seat, the table before it as a mask, the move): the
         tables rebuilt backwards from today's. Empty without a history.
