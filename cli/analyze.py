@@ -24,7 +24,7 @@ def _local(match: Match, args) -> Iterator[Decision | Summary]:
 def _remote(match: Match, args) -> Iterator[Decision | Summary]:
     import grpc
 
-    from cirulla.server.analysis_servicer import decision_from_proto, summary_from_proto
+    from cirulla.server.convert import decision_from_proto, summary_from_proto
     from cirulla.v1 import analysis_service_pb2 as apb
 
     from .main import _remote as connect
@@ -84,7 +84,7 @@ def run_analysis(match: Match, args, console: Console) -> int:
     if args.json:
         from google.protobuf import json_format
 
-        from cirulla.server.analysis_servicer import decision_to_proto, summary_to_proto
+        from cirulla.server.convert import decision_to_proto, summary_to_proto
 
         from .main import _emit_json
         _emit_json({"decisions": [json_format.MessageToDict(decision_to_proto(d)) for d in decisions],

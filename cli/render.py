@@ -115,9 +115,9 @@ def players_table(summary) -> Table:
             ("mistakes", [f"[{JUDGEMENT_STYLE['mistake']}]{p.mistakes}[/]" for p in ps]),
             ("blunders", [f"[{JUDGEMENT_STYLE['blunder']}]{p.blunders}[/]" for p in ps]),
             ("points lost by errors", [f"{p.loss:.2f}" for p in ps]),
-            ("... per decision", [f"{p.avg_loss:.3f}" for p in ps]),
+            ("... per decision", [f"{p.average_loss:.3f}" for p in ps]),
             ("lost against perfect knowledge", [f"{p.hindsight_loss:.1f}" for p in ps]),
-            ("... by the best moves it could see", [f"{p.unavoidable:.1f}" for p in ps]))
+            ("... by the best moves it could see", [f"{p.unavoidable_loss:.1f}" for p in ps]))
     for label, cells in rows:
         t.add_row(label, *cells)
     return t
@@ -155,7 +155,7 @@ def luck_table(summary, side_names: Sequence[str]) -> Table:
 
 def decisions_table(decisions, names: Sequence[str], *, only_errors: bool = True) -> Table:
     shown = [d for d in decisions if d.judgement or not only_errors]
-    has_win = any(d.win_loss is not None for d in shown)
+    has_win = any(d.win_chance_loss is not None for d in shown)
     t = Table(title=("Errors" if only_errors else "Every decision") + f" ({len(shown)})",
               caption="h.r: hand.round; lost: expected points (± standard error); "
                       + ("win: change in the chance of winning the match; " if has_win else "")
@@ -177,7 +177,7 @@ def decisions_table(decisions, names: Sequence[str], *, only_errors: bool = True
                "" if same else move_text(str(d.best)),
                "" if same else f"{d.loss:.2f}±{d.loss_stderr:.2f}"]
         if has_win:
-            row.append("" if same or d.win_loss is None else f"{-100 * d.win_loss:+.1f}%")
+            row.append("" if same or d.win_chance_loss is None else f"{-100 * d.win_chance_loss:+.1f}%")
         seen = "" if d.forced else move_text(str(d.hindsight_best)) + (
             f" ({d.hindsight_loss:.2f})" if d.hindsight_loss > 0.005 else "")
         t.add_row(*row, judgement(d.judgement, d.forced), seen)

@@ -183,10 +183,10 @@ def graph_svg(summary: Summary, decisions: Sequence[Decision], side_names: Seque
     out.append(f'<text x="{left + 6}" y="{ly0 - 10}" font-size="12" fill="#6b7280">'
                f'Luck of each deal (points of expected margin; up: good for {_e(side_names[0])})</text>')
     out.append(f'<line x1="{left}" x2="{W - right}" y1="{mid:.1f}" y2="{mid:.1f}" stroke="#d1d5db"/>')
-    where = {p.event: i for i, p in enumerate(points) if p.kind == "deal"}
+    where = {p.event_index: i for i, p in enumerate(points) if p.kind == "deal"}
     bw = max(3.0, min(10.0, (W - left - right) / max(n, 1) * 0.9))
     for dl in summary.deals:
-        i = where.get(dl.event)
+        i = where.get(dl.event_index)
         if i is None:
             continue
         h = (luck_h / 2 - 4) * abs(dl.luck) / biggest
@@ -261,9 +261,9 @@ def _players(summary: Summary) -> str:
 <h3>{_e(p.name)}</h3><div class="acc" data-accuracy="{p.accuracy:.1f}">{p.accuracy:.1f}<small>accuracy</small></div>
 <div class="chips">{chips}</div>
 <div class="kv"><span>decisions (forced)</span><b>{p.decisions} ({p.forced})</b>
-<span>points lost</span><b>{p.loss:.2f}</b><span>lost per decision</span><b>{p.avg_loss:.3f}</b>
+<span>points lost</span><b>{p.loss:.2f}</b><span>lost per decision</span><b>{p.average_loss:.3f}</b>
 <span>lost against perfect knowledge</span><b>{p.hindsight_loss:.1f}</b>
-<span>… by the best moves it could see</span><b>{p.unavoidable:.1f}</b></div></div>""")
+<span>… by the best moves it could see</span><b>{p.unavoidable_loss:.1f}</b></div></div>""")
     return f'<section id="players"><h2>Players</h2><div class="players">{"".join(cards)}</div></section>'
 
 
@@ -315,7 +315,7 @@ def _decisions(decisions: Sequence[Decision], names: Sequence[str]) -> str:
                  f'<span class="badge {d.judgement}">{d.judgement}</span>' if d.judgement else "")
         same = d.forced or d.played == d.best
         lost = "" if same else f"{d.loss:.2f} <span class=\"dim\">± {d.loss_stderr:.2f}</span>"
-        win = "" if same or d.win_loss is None else f"{-100 * d.win_loss:+.1f}%"
+        win = "" if same or d.win_chance_loss is None else f"{-100 * d.win_chance_loss:+.1f}%"
         hind = "" if d.forced else cards_html(str(d.hindsight_best)) + (
             f' <span class="dim">({d.hindsight_loss:.2f})</span>' if d.hindsight_loss > 0.005 else "")
         luck = "" if d.luck is None else _num(d.luck[d.side])

@@ -17,17 +17,16 @@ from typing import Sequence
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2
 
 from cirulla.v1 import (analysis_service_pb2, analysis_service_pb2_grpc, engine_service_pb2,
                         engine_service_pb2_grpc, rules_service_pb2, rules_service_pb2_grpc)
 
-from .analysis_servicer import AnalysisServicer
 from .auth import BearerTokenInterceptor
 from .calls import CallLog
 from .config import ServerConfig, parse_config
-from .engine_servicer import EngineServicer
-from .rules_servicer import RulesServicer
+from .service import Service
+from .servicers import AnalysisServicer, EngineServicer, RulesServicer
 
 log = logging.getLogger("cirulla.server")
 
@@ -35,6 +34,9 @@ FLUSH_SECONDS = 1.0
 SERVICES = (engine_service_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name,
             rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
             analysis_service_pb2.DESCRIPTOR.services_by_name["AnalysisService"].full_name)
+# Reflection v1 has v1alpha's messages under another package name, so v1alpha's
+# servicer answers both (grpcio-reflection ships only v1alpha).
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
 
 
 @dataclass
@@ -45,7 +47,7 @@ class Running:
     config: ServerConfig
     health: health.HealthServicer
     calls: CallLog
-    engine: EngineServicer
+    service: Service
 
     @property
     def address(self) -> str:
@@ -83,14 +85,14 @@ def build(config: ServerConfig) -> Running:
         options=[("grpc.max_receive_message_length", config.max_message_bytes),
                  ("grpc.max_send_message_length", config.max_message_bytes),
                  ("grpc.so_reuseport", 0)])      # a port in use is an error, not a shared port
-    engine = EngineServicer(config)
-    engine.warm_up(config.presets_to_warm)
-    engine_service_pb2_grpc.add_EngineServiceServicer_to_server(engine, server)
-    rules_service_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(), server)
-    analysis_service_pb2_grpc.add_AnalysisServiceServicer_to_server(AnalysisServicer(config, engine.slots), server)
+    service = Service(config)
+    service.warm_up(config.presets_to_warm)
+    engine_service_pb2_grpc.add_EngineServiceServicer_to_server(EngineServicer(service), server)
+    rules_service_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(service), server)
+    analysis_service_pb2_grpc.add_AnalysisServiceServicer_to_server(AnalysisServicer(service), server)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection((*SERVICES, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    _add_reflection(server)
     if config.tls:
         client_ca = _read(config.tls_client_ca, "client CA") if config.tls_client_ca else None
         credentials = grpc.ssl_server_credentials(
@@ -102,7 +104,19 @@ def build(config: ServerConfig) -> Running:
     server.start()
     for name in ("", *SERVICES):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return Running(server, port, config, health_servicer, calls, engine)
+    return Running(server, port, config, health_servicer, calls, service)
+
+
+def _add_reflection(server: grpc.Server) -> None:
+    """Server reflection, v1 and v1alpha, listing every service."""
+    names = (*SERVICES, health.SERVICE_NAME, reflection.SERVICE_NAME, REFLECTION_V1)
+    servicer = reflection.ReflectionServicer(names)
+    for service_name in (reflection.SERVICE_NAME, REFLECTION_V1):
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service_name, {
+            "ServerReflectionInfo": grpc.stream_stream_rpc_method_handler(
+                servicer.ServerReflectionInfo,
+                request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+                response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString)}),))
 
 
 def serve(config: ServerConfig) -> int:

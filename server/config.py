@@ -26,6 +26,11 @@ class ServerConfig:
     max_iterations: int = 5_000_000
     max_threads: int = max(os.cpu_count() or 1, 1)
     default_budget_ms: int = 1_000
+    # A call that finds every search slot taken waits this long for one (first
+    # come, first served), with at most this many calls waiting; then
+    # RESOURCE_EXHAUSTED with a RetryInfo.
+    slot_wait_ms: int = 200
+    max_waiting_searches: int = 8
     max_message_bytes: int = 1 << 20
     # Time kept back from a call's deadline to encode and send the answer.
     deadline_margin_ms: int = 25
@@ -55,13 +60,19 @@ class ServerConfig:
         unknown = set(self.presets_to_warm) - set(PRESETS)
         if unknown:
             raise ValueError(f"warm_presets: unknown preset(s) {', '.join(sorted(unknown))}")
-        if self.grace_seconds < 0 or self.deadline_margin_ms < 0 or self.workers < 0:
-            raise ValueError("grace_seconds, deadline_margin_ms and workers cannot be negative")
+        for name in ("grace_seconds", "deadline_margin_ms", "workers", "slot_wait_ms", "max_waiting_searches"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} cannot be negative, got {getattr(self, name)}")
+
+    @property
+    def thread_cap(self) -> int:
+        """The most threads one search may ask for: it must fit in the slots."""
+        return min(self.max_threads, self.max_concurrent_searches)
 
     @property
     def worker_threads(self) -> int:
-        # one thread per search slot, and room for health checks and cheap calls
-        return self.workers or self.max_concurrent_searches + 8
+        # one thread per search slot and per waiting call, and room for health checks and cheap calls
+        return self.workers or self.max_concurrent_searches + self.max_waiting_searches + 8
 
     @property
     def presets_to_warm(self) -> tuple[str, ...]:
@@ -86,6 +97,8 @@ _HELP = {
     "max_iterations": "the largest iteration budget a request may ask for",
     "max_threads": "the most search threads one request may ask for",
     "default_budget_ms": "the time budget of a request that names none",
+    "slot_wait_ms": "how long a call waits for a free search slot before RESOURCE_EXHAUSTED",
+    "max_waiting_searches": "calls that may wait for a search slot at once; more are refused at once",
     "max_message_bytes": "the largest request or response, in bytes",
     "deadline_margin_ms": "time kept back from a call's deadline to send the answer",
     "grace_seconds": "on SIGTERM, how long calls in flight get to finish",

@@ -1,295 +1,403 @@
-"""Protobuf <-> domain objects: the one module of the server that does it.
+"""The wire layer: every conversion between cirulla.v1 messages and domain
+objects, for the servicers, the JSON-lines engine and the command line alike.
 
-Reading checks as it goes and collects every problem as a field violation
-named by its path in the request (`view.hand[2]`: unknown card 'ZZ'), then
-raises one BadRequest; a message never reaches the domain half-read.
+Domain values carry their message's field names, so a message is built from
+a value by copying the same-named fields (``to_message``) and read back the
+same way (``from_message``); a converter only spells out what differs. What a
+game record holds (rules, moves, events) is converted by
+``cirulla.solver.record``, the file format's owner.
+
+Reading checks as it goes: a domain error (CirullaError) carries the field at
+fault, and ``bad_request`` turns it into field violations under the
+request's path (``view.hand[2]``) without parsing any text; ``Problems``
+gathers every violation of one request into one BadRequest.
 """
 from __future__ import annotations
 
 import dataclasses
+import re
+from typing import Any, Callable, TypeVar
+
+from google.protobuf import message_factory
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 
 from cirulla.solver import record
+from cirulla.solver.analysis import (DealLuck, Decision, PlayerSummary, SideSummary, Summary,
+                                     TimelinePoint)
 from cirulla.solver.cards import RANKS, Card
-from cirulla.solver.errors import CirullaError
-from cirulla.solver.events import CATEGORIES, Deal, HandEnd, SideScore, Turn
+from cirulla.solver.errors import CirullaError, ViewError
+from cirulla.solver.events import Deal, HandEnd, SideScore, Turn
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
 from cirulla.solver.rules import ACE_ON_ACE, CAPTURE, DECLARATIONS, MATTA, PRESETS, Rules
+from cirulla.solver.search import SearchResult
 from cirulla.solver.view import SeatView
+from cirulla.solver.view_builder import build_view
+from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import game_pb2 as pb
 from cirulla.v1 import rules_service_pb2 as rpb
 
 from .errors import BadRequest
 
-# Bounds on counts the view's own check does not cover; beyond them a number
-# cannot come from a real match and would only feed the search nonsense.
-MAX_HAND_NUMBER = 1000
-MAX_SCORE = 10_000
-MAX_HAND_POINTS = 100
-MAX_ROUND = 12
+T = TypeVar("T")
 
 
-class _Problems:
-    """Field violations collected while reading one request."""
+# --- problems: every violation of a request, at once --------------------------------
 
-    def __init__(self):
+def path(prefix: str, field: str) -> str:
+    """A field path under a request's path: ("view", "hand[2]") -> "view.hand[2]"."""
+    if not field:
+        return prefix
+    if not prefix:
+        return field
+    return prefix + field if field.startswith("[") else f"{prefix}.{field}"
+
+
+def bad_request(error: CirullaError, prefix: str) -> BadRequest:
+    """A domain error as INVALID_ARGUMENT, each of its fields under `prefix`."""
+    return BadRequest([(path(prefix, v.field), v.reason) for v in error.violations])
+
+
+class Problems:
+    """The violations of one request, gathered from every part of it.
+
+    >>> problems = Problems()
+    >>> view = problems.check(view_from_proto, request.view, "view")
+    >>> plan = problems.check(budgets.plan, request.budget, context)
+    >>> problems.raise_any()
+    """
+
+    def __init__(self) -> None:
         self.items: list[tuple[str, str]] = []
 
-    def add(self, field: str, problem: str) -> None:
-        self.items.append((field, problem))
+    def add(self, field: str, reason: str) -> None:
+        self.items.append((field, reason))
+
+    def check(self, read: Callable[..., T], *args, **kwargs) -> T | None:
+        """`read(*args)`, or None with its violations noted if it refuses."""
+        try:
+            return read(*args, **kwargs)
+        except BadRequest as e:
+            self.items += e.violations
+            return None
+
+    def raise_any(self) -> None:
+        if self.items:
+            raise BadRequest(self.items)
+
+
+# --- the generic copy --------------------------------------------------------------
+
+def _enum_prefix(enum) -> str:
+    """RankedBy -> "RANKED_BY_": the proto style guide's value prefix."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
+
+
+def enum_number(field: FieldDescriptor, name: str) -> int:
+    """A domain enum value ("win_chance") as the field's enum number."""
+    return field.enum_type.values_by_name[_enum_prefix(field.enum_type) + name.upper()].number
+
+
+def enum_name(field: FieldDescriptor, number: int) -> str | None:
+    """The field's enum number as a domain value ("win_chance"); None for 0 (unspecified)."""
+    if number == 0:
+        return None
+    value = field.enum_type.values_by_number.get(number)
+    if value is None:
+        raise ValueError(f"unknown value {number} of {field.enum_type.full_name}")
+    return value.name.removeprefix(_enum_prefix(field.enum_type)).lower()
+
+
+def _repeated(field: FieldDescriptor) -> bool:
+    repeated = getattr(field, "is_repeated", None)         # protobuf >= 5.29; `label` before
+    return field.label == FieldDescriptor.LABEL_REPEATED if repeated is None else repeated
+
+
+def _wire(field: FieldDescriptor, value: Any) -> Any:
+    """One domain value as the field's wire value."""
+    m = field.message_type
+    if m is None:
+        if field.enum_type is not None and isinstance(value, str):
+            return enum_number(field, value)
+        return str(value) if isinstance(value, Card) else value
+    if m is pb.Move.DESCRIPTOR:
+        return record.move_to_proto(value)
+    if m is pb.Holding.DESCRIPTOR:
+        return pb.Holding(cards=[str(c) for c in value])
+    if m is pb.Rules.DESCRIPTOR:
+        return record.rules_to_proto(value)
+    if m is pb.Event.DESCRIPTOR:
+        return record.event_to_proto(value)
+    cls = message_factory.GetMessageClass(m)
+    return cls(**value) if isinstance(value, dict) else to_message(value, cls)
+
+
+def to_message(value: Any, cls: type[Message], **fields) -> Message:
+    """A `cls` message from the same-named attributes of a domain value; `fields`
+    gives those that need more than a copy. None leaves a field unset."""
+    msg = cls()
+    for f in cls.DESCRIPTOR.fields:
+        v = fields[f.name] if f.name in fields else getattr(value, f.name, None)
+        if v is None:
+            continue
+        if _repeated(f):
+            getattr(msg, f.name).extend(_wire(f, x) for x in v)
+        elif f.message_type is not None:
+            getattr(msg, f.name).CopyFrom(_wire(f, v))
+        else:
+            setattr(msg, f.name, _wire(f, v))
+    return msg
+
+
+def from_message(msg: Message, cls: type[T], **fields) -> T:
+    """A domain dataclass from the same-named fields of a message: unset
+    optional fields as None, enums as their lower-case names, repeated as
+    tuples; `fields` gives those that need more than a copy."""
+    values = dict(fields)
+    by_name = msg.DESCRIPTOR.fields_by_name
+    for f in dataclasses.fields(cls):
+        if f.name in values or f.name not in by_name:
+            continue
+        d = by_name[f.name]
+        if d.has_presence and not _repeated(d) and not msg.HasField(f.name):
+            values[f.name] = None
+        elif _repeated(d):
+            values[f.name] = tuple(getattr(msg, f.name))
+        elif d.enum_type is not None:
+            values[f.name] = enum_name(d, getattr(msg, f.name))
+        else:
+            values[f.name] = getattr(msg, f.name)
+    return cls(**values)
+
+
+# --- rules, moves, records ---------------------------------------------------------
+
+def rules_from_proto(msg: pb.Rules, field: str) -> Rules:
+    try:
+        return record.rules_from_proto(msg)
+    except CirullaError as e:
+        raise bad_request(e, field) from None
+
+
+def move_from_proto(msg: pb.Move, rules: Rules, field: str) -> Move:
+    try:
+        return record.move_from_proto(msg, rules.matta_card)
+    except CirullaError as e:
+        raise bad_request(e, field) from None
+
+
+def move_to_proto(move: Move) -> pb.Move:
+    return record.move_to_proto(move)
+
+
+class _Reader:
+    """Cards and moves read from a message, each problem noted under its path."""
+
+    def __init__(self, rules: Rules | None = None) -> None:
+        self.rules = rules
+        self.problems = Problems()
 
     def card(self, text: str, field: str) -> Card | None:
         try:
             return Card.parse(text)
         except CirullaError as e:
-            self.add(field, str(e))
+            self.problems.add(field, e.reason)
             return None
 
     def cards(self, texts, field: str) -> tuple[Card, ...]:
         parsed = [self.card(t, f"{field}[{i}]") for i, t in enumerate(texts)]
         return tuple(c for c in parsed if c is not None)
 
-    def check(self) -> None:
-        if self.items:
-            raise BadRequest(self.items)
+    def rows(self, holdings, field: str) -> tuple[tuple[Card, ...], ...] | None:
+        """A per-seat (or per-side) row of holdings; None if left out."""
+        if not holdings:
+            return None
+        return tuple(self.cards(h.cards, f"{field}[{s}].cards") for s, h in enumerate(holdings))
+
+    def move(self, msg: pb.Move, field: str) -> Move | None:
+        return self.problems.check(move_from_proto, msg, self.rules, field)
 
 
-# --- rules ---
+def check_record(msg: pb.Record, field: str = "record") -> None:
+    """BadRequest unless the message is a record at all: a header the rules
+    accept, events made of cards and moves (whether they are legal is for the
+    replay to judge)."""
+    read = _Reader()
+    rules = read.problems.check(rules_from_proto, msg.rules, f"{field}.rules")
+    if rules is not None:
+        if not 0 <= msg.first_dealer < rules.players:
+            read.problems.add(f"{field}.first_dealer", f"{msg.first_dealer} is not a seat 0..{rules.players - 1}")
+        if msg.player_names and len(msg.player_names) != rules.players:
+            read.problems.add(f"{field}.player_names", f"{len(msg.player_names)} names for {rules.players} players")
+    if msg.schema_version != record.SCHEMA_VERSION:
+        read.problems.add(f"{field}.schema_version", f"{msg.schema_version} is not {record.SCHEMA_VERSION}")
+    for i, ev in enumerate(msg.events):
+        f = f"{field}.events[{i}]"
+        kind = ev.WhichOneof("kind")
+        if kind == "deal":
+            read.cards(ev.deal.table, f"{f}.deal.table")
+            for s, h in enumerate(ev.deal.hands):
+                read.cards(h.cards, f"{f}.deal.hands[{s}].cards")
+        elif kind == "turn":
+            m = ev.turn.move
+            for name in ("captured", "declared", "declared_second"):
+                read.cards(getattr(m, name), f"{f}.turn.move.{name}")
+            if m.card:
+                read.card(m.card, f"{f}.turn.move.card")
+            elif not m.declared and not m.text:
+                read.problems.add(f"{f}.turn.move", "a move needs a card, declared cards or its text")
+        elif kind == "hand_end":
+            read.cards(ev.hand_end.leftover, f"{f}.hand_end.leftover")
+        else:
+            read.problems.add(f, "an empty event: set one of deal, turn, hand_end")
+        if len(read.problems.items) >= 20:
+            break
+    read.problems.raise_any()
 
-def rules_from_proto(msg: pb.Rules, field: str) -> Rules:
+
+def record_from_proto(msg: pb.Record, field: str = "record") -> Match:
+    """The match a record describes, replayed through the rules, or BadRequest
+    naming the event and field at fault (``record.events[7].turn.move``)."""
+    check_record(msg, field)
     try:
-        return record.rules_from_proto(msg)
+        return record.from_proto(msg)
     except CirullaError as e:
-        raise BadRequest.one(field, str(e)) from None
+        raise bad_request(e, field) from None
 
 
-# --- seat views ---
+# --- seat views ----------------------------------------------------------------------
 
 def view_from_proto(msg: pb.SeatView, field: str = "view") -> SeatView:
-    """A checked SeatView (SeatView.validate() and more), or BadRequest."""
-    p = _Problems()
-    rules = rules_from_proto(msg.rules, f"{field}.rules")
+    """The checked SeatView of a message, with every field the client left out
+    filled in by the rules (cirulla.solver.view_builder), or one BadRequest
+    naming every field at fault."""
+    read = _Reader()                        # its paths are relative to the view
+    read.rules = rules = read.problems.check(rules_from_proto, msg.rules, "rules")
     matta_as = None
     if msg.matta_as:
-        if msg.matta_as.upper() not in RANKS or len(msg.matta_as) != 1:
-            p.add(f"{field}.matta_as", f"{msg.matta_as!r} is not a rank ({' '.join(RANKS)})")
+        if len(msg.matta_as) != 1 or msg.matta_as.upper() not in RANKS:
+            read.problems.add("matta_as", f"{msg.matta_as!r} is not a rank ({' '.join(RANKS)})")
         else:
             matta_as = RANKS.index(msg.matta_as.upper())
-    for name in ("seat", "to_move", "dealer"):
-        if not 0 <= getattr(msg, name) < rules.players:
-            p.add(f"{field}.{name}", f"{getattr(msg, name)} is not a seat 0..{rules.players - 1}")
-    for name, limit in (("hand_number", MAX_HAND_NUMBER), ("round", MAX_ROUND)):
-        if not 0 <= getattr(msg, name) <= limit:
-            p.add(f"{field}.{name}", f"{getattr(msg, name)} is out of range 0..{limit}")
-    for name, limit in (("scores", MAX_SCORE), ("scope", MAX_HAND_POINTS),
-                        ("declarations", MAX_HAND_POINTS)):
-        for i, v in enumerate(getattr(msg, name)):
-            if not 0 <= v <= limit:
-                p.add(f"{field}.{name}[{i}]", f"{v} is out of range 0..{limit}")
-    last = msg.last_capturer if msg.HasField("last_capturer") else -1
-    if msg.HasField("last_capturer") and not 0 <= last < rules.n_sides:
-        p.add(f"{field}.last_capturer", f"{last} is not a side 0..{rules.n_sides - 1}")
-    history = _history_from_proto(msg, rules, msg.seat, f"{field}.history", p)
-    view = SeatView(
-        rules=rules, seat=msg.seat, hand_number=msg.hand_number, dealer=msg.dealer,
-        round=msg.round, to_move=msg.to_move,
-        hand=p.cards(msg.hand, f"{field}.hand"),
-        table=p.cards(msg.table, f"{field}.table"),
-        hand_sizes=tuple(msg.hand_sizes), stock_size=msg.stock_size,
-        public=tuple(p.cards(h.cards, f"{field}.public[{s}].cards") for s, h in enumerate(msg.public)),
-        piles=tuple(p.cards(h.cards, f"{field}.piles[{s}].cards") for s, h in enumerate(msg.piles)),
-        scope=tuple(msg.scope), declarations=tuple(msg.declarations), declared=tuple(msg.declared),
-        played_this_round=tuple(p.cards(h.cards, f"{field}.played_this_round[{s}].cards")
-                                for s, h in enumerate(msg.played_this_round)),
-        last_capturer=last, matta_as=matta_as, scores=tuple(msg.scores), history=history)
-    p.check()
+    hand = read.cards(msg.hand, "hand")
+    table = read.cards(msg.table, "table")
+    rows = {name: read.rows(getattr(msg, name), name) for name in ("public", "piles", "played_this_round")}
+    history = _history_from_proto(msg, read, "history") if rules else ()
     try:
-        view.validate()
+        if rules is None:
+            raise ViewError(read.problems.items)
+        return build_view(
+            rules, seat=msg.seat, dealer=msg.dealer, hand=hand, table=table, to_move=msg.to_move,
+            scores=tuple(msg.scores), history=history, hand_number=msg.hand_number, round=msg.round,
+            hand_sizes=tuple(msg.hand_sizes), stock_size=msg.stock_size, scope=tuple(msg.scope),
+            declarations=tuple(msg.declarations), declared=tuple(msg.declared),
+            last_capturer=msg.last_capturer if msg.HasField("last_capturer") else None,
+            matta_as=matta_as, known_problems=read.problems.items, **rows)
     except CirullaError as e:
-        raise BadRequest.one(_view_field(field, str(e)), str(e)) from None
-    return view
+        raise bad_request(e, field) from None
 
 
-def _view_field(field: str, message: str) -> str:
-    """The field SeatView.validate() blames: its messages start `name:` or `name[i]:`."""
-    head, sep, _ = message.partition(":")
-    if sep and head.replace("_", "").replace("[", "").replace("]", "").isalnum() and " " not in head:
-        return f"{field}.{head}"
-    return field
-
-
-def _history_from_proto(msg: pb.SeatView, rules: Rules, seat: int, field: str, p: _Problems):
-    events = []
+def _history_from_proto(msg: pb.SeatView, read: _Reader, field: str) -> tuple:
+    events: list[Deal | Turn | HandEnd] = []
     for i, ev in enumerate(msg.history):
         f = f"{field}[{i}]"
         kind = ev.WhichOneof("kind")
         if kind == "deal":
             d = ev.deal
-            for s, h in enumerate(d.hands):
-                if h.cards and s != seat:
-                    p.add(f"{f}.deal.hands[{s}]", f"seat {seat}'s view cannot hold seat {s}'s dealt cards")
-            events.append(Deal(d.hand, d.round, d.dealer, p.cards(d.table, f"{f}.deal.table"),
-                               tuple(p.cards(h.cards, f"{f}.deal.hands[{s}].cards")
+            events.append(Deal(d.hand, d.round, d.dealer, read.cards(d.table, f"{f}.deal.table"),
+                               tuple(read.cards(h.cards, f"{f}.deal.hands[{s}].cards")
                                      for s, h in enumerate(d.hands)),
                                d.void, d.dealer_scope, d.capotun))
         elif kind == "turn":
-            move = _move_from_proto(ev.turn.move, rules, f"{f}.turn.move", p)
-            if not 0 <= ev.turn.seat < rules.players:
-                p.add(f"{f}.turn.seat", f"{ev.turn.seat} is not a seat 0..{rules.players - 1}")
+            move = read.move(ev.turn.move, f"{f}.turn.move")
             if move is not None:
                 events.append(Turn(ev.turn.seat, move, ev.turn.scopa))
         elif kind == "hand_end":
             h = ev.hand_end
-            events.append(HandEnd(h.hand, p.cards(h.leftover, f"{f}.hand_end.leftover"), h.leftover_side,
-                                  tuple(_side_score(s) for s in h.sides), h.cappotto_side))
+            events.append(HandEnd(h.hand, read.cards(h.leftover, f"{f}.hand_end.leftover"), h.leftover_side,
+                                  tuple(SideScore(**{k: getattr(s, k) for k in _SIDE_SCORE}) for s in h.sides),
+                                  h.cappotto_side))
         else:
-            p.add(f, "an empty event")
+            read.problems.add(f, "an empty event: set one of deal, turn")
     return tuple(events)
 
 
-def _side_score(s: pb.SideScore) -> SideScore:
-    return SideScore(s.side, *(getattr(s, c) for c in CATEGORIES), match_total=s.match_total)
-
-
-def _move_from_proto(msg: pb.Move, rules: Rules, field: str, p: _Problems) -> Move | None:
-    try:
-        return record.move_from_proto(msg, rules.matta_card)
-    except CirullaError as e:
-        p.add(field, str(e))
-        return None
-
-
-def move_from_proto(msg: pb.Move, rules: Rules, field: str) -> Move:
-    p = _Problems()
-    move = _move_from_proto(msg, rules, field, p)
-    p.check()
-    return move
+_SIDE_SCORE = [f.name for f in dataclasses.fields(SideScore)]
 
 
 def view_to_proto(view: SeatView) -> pb.SeatView:
-    def texts(cards):
-        return [str(c) for c in cards]
-
-    def holdings(rows):
-        return [pb.Holding(cards=texts(r)) for r in rows]
-
-    msg = pb.SeatView(
-        rules=record.rules_to_proto(view.rules), seat=view.seat, hand_number=view.hand_number,
-        dealer=view.dealer, round=view.round, to_move=view.to_move, hand=texts(view.hand),
-        table=texts(view.table), hand_sizes=view.hand_sizes, stock_size=view.stock_size,
-        public=holdings(view.public), piles=holdings(view.piles), scope=view.scope,
-        declarations=view.declarations, declared=view.declared,
-        played_this_round=holdings(view.played_this_round),
-        matta_as="" if view.matta_as is None else RANKS[view.matta_as], scores=view.scores,
-        history=[record.event_to_proto(e) for e in view.history])
-    if view.last_capturer >= 0:
-        msg.last_capturer = view.last_capturer
-    return msg
+    return to_message(view, pb.SeatView,
+                      last_capturer=None if view.last_capturer < 0 else view.last_capturer,
+                      matta_as=None if view.matta_as is None else RANKS[view.matta_as])
 
 
-# --- moves and search results ---
+# --- search results --------------------------------------------------------------------
 
-def move_to_proto(move: Move) -> pb.Move:
-    return record.move_to_proto(move)
-
-
-def hint_to_proto(result, seed: int, *, cut_short: bool) -> epb.Hint:
-    """A search.SearchResult as a Hint (cut_short as the servicer judged it)."""
-    return epb.Hint(
-        moves=[epb.MoveEvaluation(
-            move=move_to_proto(s.move), expected_points=s.expected, expected_points_stderr=s.stderr,
-            diff_to_best=s.diff_to_best, diff_to_best_stderr=s.diff_stderr,
-            categories=epb.CategoryPoints(**{c: v for c, v in s.categories.items() if c in CATEGORIES}),
-            scopa_risk=s.scopa_risk, win_chance=s.win_chance, samples=s.samples)
-            for s in result.moves],
-        best=move_to_proto(result.best), cut_short=cut_short, stats=stats_to_proto(result, seed),
-        ranked_by=epb.RANKED_BY_WIN_CHANCE if getattr(result, "ranked_by", "") == "win_chance"
-        else epb.RANKED_BY_EXPECTED_POINTS)
+def hint_to_proto(result: SearchResult, seed: int, *, cut_short: bool) -> epb.Hint:
+    """A search's ranking as a Hint (cut_short as the caller judged it)."""
+    return to_message(result, epb.Hint, cut_short=cut_short, stats=stats_to_proto(result, seed))
 
 
-def stats_to_proto(result, seed: int) -> epb.EngineStats:
-    return epb.EngineStats(iterations=result.iterations, elapsed_ms=result.elapsed_ms,
-                           threads=result.threads, method=result.method, seed=seed)
+def stats_to_proto(result: SearchResult, seed: int) -> epb.EngineStats:
+    return to_message(result, epb.EngineStats, seed=seed)
 
 
-# --- records and match states ---
+# --- analysis -------------------------------------------------------------------------
 
-def record_from_proto(msg: pb.Record, field: str = "record") -> pb.Record:
-    """Check that a record is made of cards and moves (not that they are legal:
-    the replay judges that); returns the message itself."""
-    p = _Problems()
-    rules = rules_from_proto(msg.rules, f"{field}.rules")
-    if not 0 <= msg.first_dealer < rules.players:
-        p.add(f"{field}.first_dealer", f"{msg.first_dealer} is not a seat 0..{rules.players - 1}")
-    if msg.player_names and len(msg.player_names) != rules.players:
-        p.add(f"{field}.player_names", f"{len(msg.player_names)} names for {rules.players} players")
-    if msg.schema_version != record.SCHEMA_VERSION:
-        p.add(f"{field}.schema_version", f"{msg.schema_version} is not {record.SCHEMA_VERSION}")
-    for i, ev in enumerate(msg.events):
-        f = f"{field}.events[{i}]"
-        kind = ev.WhichOneof("kind")
-        if kind == "deal":
-            p.cards(ev.deal.table, f"{f}.deal.table")
-            for s, h in enumerate(ev.deal.hands):
-                p.cards(h.cards, f"{f}.deal.hands[{s}].cards")
-        elif kind == "turn":
-            m = ev.turn.move
-            for name in ("captured", "declared", "declared_second"):
-                p.cards(getattr(m, name), f"{f}.turn.move.{name}")
-            if m.card:
-                p.card(m.card, f"{f}.turn.move.card")
-            elif not m.declared and not m.text:
-                p.add(f"{f}.turn.move", "a move needs a card, declared cards or its text")
-        elif kind == "hand_end":
-            p.cards(ev.hand_end.leftover, f"{f}.hand_end.leftover")
-        else:
-            p.add(f, "an empty event")
-        if len(p.items) >= 20:
-            break
-    p.check()
-    return msg
+def decision_to_proto(d: Decision) -> apb.DecisionAnalysis:
+    judgement = "forced" if d.forced else d.judgement or "good"
+    return to_message(d, apb.DecisionAnalysis, judgement=judgement)
 
+
+def decision_from_proto(msg: apb.DecisionAnalysis, rules: Rules) -> Decision:
+    def move(m: pb.Move) -> Move:          # the text gives the move, the message its points
+        return dataclasses.replace(move_from_proto(m, rules, "decision"), points=m.points)
+
+    judgement = enum_name(msg.DESCRIPTOR.fields_by_name["judgement"], msg.judgement)
+    return from_message(msg, Decision, played=move(msg.played), best=move(msg.best),
+                        hindsight_best=move(msg.hindsight_best), luck=tuple(msg.luck) or None,
+                        judgement=None if judgement in ("good", "forced") else judgement)
+
+
+def summary_to_proto(s: Summary) -> apb.AnalysisSummary:
+    return to_message(s, apb.AnalysisSummary)
+
+
+def summary_from_proto(msg: apb.AnalysisSummary) -> Summary:
+    return from_message(
+        msg, Summary,
+        players=tuple(from_message(p, PlayerSummary) for p in msg.players),
+        sides=tuple(from_message(x, SideSummary) for x in msg.sides),
+        deals=tuple(from_message(x, DealLuck) for x in msg.deals),
+        timeline=tuple(from_message(p, TimelinePoint) for p in msg.timeline))
+
+
+# --- match states and engine info -----------------------------------------------------
 
 def match_state_to_proto(match: Match) -> rpb.MatchState:
     n, sides = match.rules.players, match.rules.n_sides
-    texts = lambda cards: [str(c) for c in cards]          # noqa: E731
-    msg = rpb.MatchState(
-        phase={"deal": rpb.PHASE_DEAL, "play": rpb.PHASE_PLAY, "over": rpb.PHASE_OVER}[match.phase],
-        hand_number=match.hand_number, round=match.round, dealer=match.dealer, to_move=match.to_move,
-        hands=[pb.Holding(cards=texts(match.hand(s))) for s in range(n)],
-        public=[pb.Holding(cards=texts(match.public(s))) for s in range(n)],
-        table=texts(match.table),
-        piles=[pb.Holding(cards=texts(match.pile(s))) for s in range(sides)],
-        stock_size=match.stock_size, scores=match.scores,
+    return to_message(
+        match, rpb.MatchState,
+        hands=[match.hand(s) for s in range(n)], public=[match.public(s) for s in range(n)],
+        piles=[match.pile(s) for s in range(sides)],
         hand_points=[pb.SideScore(side=s, total=sum(row.values()), match_total=match.scores[s], **row)
-                     for s, row in enumerate(match.hand_points())],
-        legal_moves=[move_to_proto(m) for m in match.legal_moves])
-    if match.winner is not None:
-        msg.winner = match.winner
-    return msg
+                     for s, row in enumerate(match.hand_points())])
 
-
-# --- engine info ---
 
 def engine_info_to_proto(*, version: str, config, strengths) -> epb.GetEngineInfoResponse:
-    options = []
-    for f in dataclasses.fields(Rules):
-        values = {"capture": CAPTURE, "ace_on_ace": ACE_ON_ACE, "declarations": DECLARATIONS,
-                  "matta": MATTA}.get(f.name)
-        if f.name == "name":
-            continue
-        if values is None:
-            values = ("true", "false") if f.type == "bool" else ()
-        options.append(epb.RuleOption(name=f.name, values=list(values)))
+    choices = {"capture": CAPTURE, "ace_on_ace": ACE_ON_ACE, "declarations": DECLARATIONS, "matta": MATTA}
+    options = [epb.RuleOption(name=f.name, values=list(choices.get(f.name) or
+                                                        (("true", "false") if f.type == "bool" else ())))
+               for f in dataclasses.fields(Rules) if f.name != "name"]
     return epb.GetEngineInfoResponse(
         version=version,
-        presets=[epb.Preset(name=name, rules=record.rules_to_proto(Rules.preset(name)))
-                 for name in PRESETS],
+        presets=[epb.Preset(name=name, rules=record.rules_to_proto(Rules.preset(name))) for name in PRESETS],
         options=options,
         player_counts=sorted({2, 3, 4, *(Rules.preset(p).players for p in PRESETS)}),
         strengths=list(strengths),
         max_time_ms=config.max_budget_ms, max_iterations=config.max_iterations,
-        max_threads=config.max_threads, default_time_ms=config.default_budget_ms,
+        max_threads=config.thread_cap, default_time_ms=config.default_budget_ms,
         max_concurrent_searches=config.max_concurrent_searches,
         max_message_bytes=config.max_message_bytes)

@@ -3,7 +3,8 @@
 Servicers raise; the `rpc` decorator turns what they raise into a status:
 - BadRequest (bad input) -> INVALID_ARGUMENT with google.rpc.BadRequest field
   violations, e.g. `view.hand[2]`: unknown card 'ZZ';
-- RpcError(code, message) -> that code (RESOURCE_EXHAUSTED, UNAVAILABLE...);
+- RpcError(code, message) -> that code (RESOURCE_EXHAUSTED, UNAVAILABLE...),
+  with a google.rpc.RetryInfo when it says when to retry;
 - anything else -> INTERNAL, logged with its traceback, never shown to the caller.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ import logging
 from typing import Iterable
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -24,12 +25,14 @@ MAX_VIOLATIONS = 20          # a garbage request gets a readable answer, not meg
 
 
 class RpcError(Exception):
-    """A call's failure with its status code."""
+    """A call's failure with its status code (and, for a refusal that will pass,
+    how many seconds to wait before retrying)."""
 
-    def __init__(self, code: grpc.StatusCode, message: str):
+    def __init__(self, code: grpc.StatusCode, message: str, *, retry_after: float | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.retry_after = retry_after
 
 
 class BadRequest(RpcError):
@@ -48,16 +51,22 @@ class BadRequest(RpcError):
         return cls([(field, problem)])
 
 
-def to_status(error: RpcError) -> grpc.Status:
-    details = []
+def status_of(error: RpcError) -> status_pb2.Status:
+    """The google.rpc.Status of a failure, with its details."""
+    status = status_pb2.Status(code=getattr(code_pb2, error.code.name), message=error.message)
     if isinstance(error, BadRequest):
-        detail = any_pb2.Any()
-        detail.Pack(error_details_pb2.BadRequest(field_violations=[
+        status.details.add().Pack(error_details_pb2.BadRequest(field_violations=[
             error_details_pb2.BadRequest.FieldViolation(field=f, description=d)
             for f, d in error.violations]))
-        details.append(detail)
-    return rpc_status.to_status(status_pb2.Status(
-        code=getattr(code_pb2, error.code.name), message=error.message, details=details))
+    if error.retry_after is not None:
+        delay = duration_pb2.Duration()
+        delay.FromMilliseconds(max(1, round(error.retry_after * 1000)))
+        status.details.add().Pack(error_details_pb2.RetryInfo(retry_delay=delay))
+    return status
+
+
+def to_status(error: RpcError) -> grpc.Status:
+    return rpc_status.to_status(status_of(error))
 
 
 def field_violations(error: grpc.RpcError) -> list[tuple[str, str]]:
@@ -70,6 +79,17 @@ def field_violations(error: grpc.RpcError) -> list[tuple[str, str]]:
             detail.Unpack(br)
             out += [(v.field, v.description) for v in br.field_violations]
     return out
+
+
+def retry_delay(error: grpc.RpcError) -> float | None:
+    """The google.rpc.RetryInfo delay of a failed call in seconds, if it has one."""
+    status = rpc_status.from_call(error)
+    for detail in status.details if status else ():
+        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info = error_details_pb2.RetryInfo()
+            detail.Unpack(info)
+            return info.retry_delay.ToMilliseconds() / 1000
+    return None
 
 
 def refusing(handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str) -> grpc.RpcMethodHandler:

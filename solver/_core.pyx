@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The rules of Cirulla (../shared/RULES.md), written once, in C.
+"""The rules of Cirulla (docs/rules.md), written once, in C.
 
 State, move generation, applying a move, scoring and whole-hand playouts are
 nogil C functions over plain structs (see _core.pxd). ``CoreRules`` and

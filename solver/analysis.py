@@ -1,4 +1,4 @@
-"""Post-game analysis (issue 5): every decision of a finished match judged,
+"""Post-game analysis: every decision of a finished match judged,
 the luck of every deal, and how the final score splits between them.
 
 Three searches per decision, all on the replayed record:
@@ -11,7 +11,7 @@ Three searches per decision, all on the replayed record:
 * the **hindsight** search (double-dummy): the true world, every card
   visible, the stock's order included (``search.Knowledge.true_world``, the
   arena's cheating engine). Its best move is what perfect knowledge would have
-  played; ``unavoidable`` is the hindsight loss of the view's best move, what
+  played; ``unavoidable_loss`` is the hindsight loss of the view's best move, what
   no one could have avoided.
 * the **value** search: every dealt card visible, the stock unknown (sampled).
   It values positions the same for both sides, so it draws the evaluation
@@ -39,7 +39,7 @@ to 0.1 points; the exact endgames (2 players, the last two rounds) have none.
 
 Accuracy (0-100): a decision's accuracy is ``100 * 2 ** (-s / 0.5)`` where
 ``s`` is its severity if significant, else 0 (half a point lost halves it); a
-player's accuracy is the mean over their unforced decisions. ``avg_loss`` is
+player's accuracy is the mean over their unforced decisions. ``average_loss`` is
 the mean points lost per unforced decision (backgammon's error rate).
 
 Luck and the identity (2 sides; for side 0, side 1's figures are the
@@ -80,7 +80,7 @@ from .rules import Rules
 from .search import CancelToken, Knowledge, MoveStats, SearchResult, _run, search, win_chance
 from .view import SeatView
 
-__all__ = ["DEFAULT_ITERATIONS", "THRESHOLDS", "SIGNIFICANCE", "Decision", "DealLuck", "Point",
+__all__ = ["DEFAULT_ITERATIONS", "THRESHOLDS", "SIGNIFICANCE", "Decision", "DealLuck", "TimelinePoint",
            "PlayerSummary", "SideSummary", "Summary", "analyze", "analyze_all", "grade",
            "decision_accuracy", "point_worth", "decision_count"]
 
@@ -93,50 +93,51 @@ HALF_ACCURACY = 0.5             # the severity that halves a decision's accuracy
 
 # --- results ----------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Decision:
-    """One decision of one seat, judged from that seat's view at that moment."""
+    """One decision of one seat, judged from that seat's view at that moment.
+    The fields are cirulla.v1.DecisionAnalysis's."""
     number: int                 # 0-based, in the match's order
-    event: int                  # index of its Turn in match.events
+    event_index: int            # index of its Turn in match.events
     hand: int
     round: int
     seat: int
     side: int
-    legal: int                  # legal moves
+    legal_moves: int            # how many
     played: Move
     best: Move                  # the view search's recommendation
-    expected: float             # expected hand margin of the played move (the seat's side)
-    best_expected: float
-    loss: float                 # points: best_expected - expected (paired)
+    expected_points: float      # expected hand margin of the played move (the seat's side)
+    best_expected_points: float
+    loss: float                 # points: best_expected_points - expected_points (paired)
     loss_stderr: float
-    win: float | None           # the seat's side's chance of winning the match after the played move
-    best_win: float | None
-    win_loss: float | None      # best_win - win
+    win_chance: float | None    # the seat's side's chance of winning the match after the played move
+    best_win_chance: float | None
+    win_chance_loss: float | None   # best_win_chance - win_chance
     judged_by: str              # "points" or "win_chance"
     severity: float             # the loss graded (see the module docstring)
     severity_stderr: float
     judgement: str | None       # None, "inaccuracy", "mistake" or "blunder"
     hindsight_best: Move        # the best move with every card visible
     hindsight_loss: float       # the played move's loss with every card visible
-    unavoidable: float          # the view's best move's loss with every card visible
+    unavoidable_loss: float     # the view's best move's loss with every card visible
     value_before: float | None  # the value search's expected margin for the seat's side, best move
     value_after: float | None   # ... after the played move
-    luck: tuple[float, ...] | None   # by side: the deal(s) just before this decision
+    luck: tuple[float, ...] | None = None   # by side: the deal(s) just before this decision
     method: str                 # the view search's method ("ismcts", "exact", "forced")
 
     @property
     def forced(self) -> bool:
-        return self.legal == 1
+        return self.legal_moves == 1
 
     @property
     def accuracy(self) -> float:
         return decision_accuracy(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DealLuck:
     """How a deal (with a void deal before it, R-MONTE) moved side 0's expected margin."""
-    event: int                  # index of the deal in match.events
+    event_index: int            # index of the deal in match.events
     hand: int
     round: int
     before: float
@@ -147,18 +148,18 @@ class DealLuck:
         return self.after - self.before
 
 
-@dataclass(frozen=True)
-class Point:
+@dataclass(frozen=True, kw_only=True)
+class TimelinePoint:
     """A point of the evaluation graph: side 0's expected match margin (score
     difference before the hand plus the hand's expected margin) after an event."""
-    event: int                  # index in match.events (-1: the match's start)
+    event_index: int            # index in match.events (-1: the match's start)
     kind: str                   # "start", "deal", "turn" or "end"
     hand: int
     margin: float
     decision: int | None = None # the decision of a "turn"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlayerSummary:
     seat: int
     name: str
@@ -169,13 +170,13 @@ class PlayerSummary:
     mistakes: int
     blunders: int
     loss: float                 # points lost in all (by the view search)
-    avg_loss: float             # per unforced decision
+    average_loss: float         # per unforced decision
     accuracy: float             # 0-100
     hindsight_loss: float       # points lost had every card been visible
-    unavoidable: float          # of which no play from the seat's view could avoid
+    unavoidable_loss: float     # of which no play from the seat's view could avoid
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SideSummary:
     """result = start + luck + play + rest (see the module docstring)."""
     side: int
@@ -187,12 +188,13 @@ class SideSummary:
     rest: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Summary:
+    """The fields are cirulla.v1.AnalysisSummary's."""
     players: tuple[PlayerSummary, ...]
     sides: tuple[SideSummary, ...]          # empty with 3 or more sides
     deals: tuple[DealLuck, ...]             # empty with 3 or more sides
-    timeline: tuple[Point, ...]             # empty with 3 or more sides
+    timeline: tuple[TimelinePoint, ...]     # empty with 3 or more sides
     decisions: int
     scores: tuple[int, ...]
     winner: int | None
@@ -319,7 +321,7 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
     view = search(p.view, iterations=iterations, seed=_mix(seed, p.number, 1), cancel=cancel)
     played, best = _stats(view, p.played), view.moves[0]
     legal = len(view.moves)
-    loss, loss_se = 0.0 - played.diff_to_best, played.diff_stderr      # 0.0 -: no -0.0
+    loss, loss_se = 0.0 - played.diff_to_best, played.diff_to_best_stderr      # 0.0 -: no -0.0
     win_loss = None if best.win_chance is None else best.win_chance - played.win_chance
     judged_by = "win_chance" if view.ranked_by == "win_chance" and win_loss is not None else "points"
     if legal == 1:
@@ -348,11 +350,15 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
         know = dataclasses.replace(p.world, fixed=False, unseen=tuple(stock))
         value = _run(know, "auto", iterations=iterations, time_ms=None, seed=_mix(seed, p.number, 3),
                      threads=1, cancel=cancel, sensitive=False)
-        before, after = value.moves[0].expected, _stats(value, p.played).expected
-    return Decision(p.number, p.event, p.hand, p.round, p.seat, side, legal, p.played, best.move,
-                    played.expected, best.expected, loss, loss_se, played.win_chance, best.win_chance,
-                    win_loss, judged_by, severity, se, judgement, hind_best, hind_loss, unavoidable,
-                    before, after, None, view.method)
+        before, after = value.moves[0].expected_points, _stats(value, p.played).expected_points
+    return Decision(
+        number=p.number, event_index=p.event, hand=p.hand, round=p.round, seat=p.seat, side=side,
+        legal_moves=legal, played=p.played, best=best.move, expected_points=played.expected_points,
+        best_expected_points=best.expected_points, loss=loss, loss_stderr=loss_se,
+        win_chance=played.win_chance, best_win_chance=best.win_chance, win_chance_loss=win_loss,
+        judged_by=judged_by, severity=severity, severity_stderr=se, judgement=judgement,
+        hindsight_best=hind_best, hindsight_loss=hind_loss, unavoidable_loss=unavoidable,
+        value_before=before, value_after=after, method=view.method)
 
 
 # --- the whole match ---------------------------------------------------------------
@@ -423,8 +429,8 @@ def _luck_before(match: Match, positions: list[_Position], done: list[Decision],
     """The luck of the deal(s) between the previous decision and this one."""
     events = match.events
     prev = done[-1] if done else None
-    lo = prev.event + 1 if prev else 0
-    if not any(isinstance(e, Deal) for e in events[lo:d.event]):
+    lo = prev.event_index + 1 if prev else 0
+    if not any(isinstance(e, Deal) for e in events[lo:d.event_index]):
         return None
     if prev is None or prev.hand != d.hand:
         before = _hand_start(match.rules, p.dealer)
@@ -443,30 +449,33 @@ def _summary(match: Match, decisions: list[Decision], *, iterations: int, seed: 
         free = [d for d in mine if not d.forced]
         count = {g: sum(d.judgement == g for d in free) for g, _ in THRESHOLDS}
         players.append(PlayerSummary(
-            seat, match.names[seat], r.side_of(seat), len(mine), len(mine) - len(free),
-            count["inaccuracy"], count["mistake"], count["blunder"],
-            sum(d.loss for d in free), sum(max(d.loss, 0.0) for d in free) / len(free) if free else 0.0,
-            sum(d.accuracy for d in free) / len(free) if free else 100.0,
-            sum(d.hindsight_loss for d in free), sum(d.unavoidable for d in free)))
+            seat=seat, name=match.names[seat], side=r.side_of(seat), decisions=len(mine),
+            forced=len(mine) - len(free), inaccuracies=count["inaccuracy"], mistakes=count["mistake"],
+            blunders=count["blunder"], loss=sum(d.loss for d in free),
+            average_loss=sum(max(d.loss, 0.0) for d in free) / len(free) if free else 0.0,
+            accuracy=sum(d.accuracy for d in free) / len(free) if free else 100.0,
+            hindsight_loss=sum(d.hindsight_loss for d in free),
+            unavoidable_loss=sum(d.unavoidable_loss for d in free)))
     sides: tuple[SideSummary, ...] = ()
     deals: tuple[DealLuck, ...] = ()
-    timeline: tuple[Point, ...] = ()
+    timeline: tuple[TimelinePoint, ...] = ()
     if r.n_sides == 2:
         sides, deals, timeline = _ledger(match, decisions)
-    return Summary(tuple(players), sides, deals, timeline, len(decisions), tuple(match.scores),
-                   match.winner, iterations, seed, elapsed_ms, point_worth(r))
+    return Summary(players=tuple(players), sides=sides, deals=deals, timeline=timeline,
+                   decisions=len(decisions), scores=tuple(match.scores), winner=match.winner,
+                   iterations=iterations, seed=seed, elapsed_ms=elapsed_ms, point_worth=point_worth(r))
 
 
 def _ledger(match: Match, decisions: list[Decision]):
     """Side 0's value graph over the match, the luck of every deal, and the
     split of the result into start + luck + play + rest (module docstring)."""
     r, events = match.rules, match.events
-    by_event = {d.event: d for d in decisions}
+    by_event = {d.event_index: d for d in decisions}
     names = [" & ".join(match.names[s] for s in range(r.players) if r.side_of(s) == side)
              for side in range(2)]
     start = luck = play = rest = 0.0
     base = 0                    # side 0's match margin before the hand
-    timeline: list[Point] = []
+    timeline: list[TimelinePoint] = []
     deals: list[DealLuck] = []
     value: float | None = None  # side 0's expected hand margin now
     pending_deal: int | None = None
@@ -477,15 +486,17 @@ def _ledger(match: Match, decisions: list[Decision]):
                 hand = e.hand
                 value = _hand_start(r, e.dealer)
                 start += value
-                timeline.append(Point(i, "start", hand, base + value))
+                timeline.append(TimelinePoint(event_index=i, kind="start", hand=hand, margin=base + value))
             pending_deal = i                    # its luck shows at the next decision
         elif isinstance(e, Turn):
             d = by_event[i]
             v_before, v_after = _side0(d, d.value_before), _side0(d, d.value_after)
             if pending_deal is not None:
-                deals.append(DealLuck(pending_deal, d.hand, d.round, value, v_before))
+                deals.append(DealLuck(event_index=pending_deal, hand=d.hand, round=d.round,
+                                      before=value, after=v_before))
                 luck += v_before - value
-                timeline.append(Point(pending_deal, "deal", d.hand, base + v_before))
+                timeline.append(TimelinePoint(event_index=pending_deal, kind="deal", hand=d.hand,
+                                              margin=base + v_before))
                 pending_deal = None
             else:
                 rest += v_before - value        # a gap: the same position, valued twice
@@ -494,7 +505,8 @@ def _ledger(match: Match, decisions: list[Decision]):
             play += mine
             rest += swing - mine
             value = v_after
-            timeline.append(Point(i, "turn", d.hand, base + value, d.number))
+            timeline.append(TimelinePoint(event_index=i, kind="turn", hand=d.hand, margin=base + value,
+                                          decision=d.number))
         elif isinstance(e, HandEnd):
             actual = e.sides[0].total - e.sides[1].total
             if pending_deal is not None:        # R-CAPOTUN or a deal with no move after it
@@ -503,10 +515,11 @@ def _ledger(match: Match, decisions: list[Decision]):
                 rest += actual - value
             base += actual
             value, pending_deal = None, None
-            timeline.append(Point(i, "end", e.hand, float(base)))
+            timeline.append(TimelinePoint(event_index=i, kind="end", hand=e.hand, margin=float(base)))
     if value is not None:                       # an unfinished hand counts at its last value
         base += value
     result = float(base)
-    sides = (SideSummary(0, names[0], result, start, luck, play, rest),
-             SideSummary(1, names[1], 0.0 - result, 0.0 - start, 0.0 - luck, 0.0 - play, 0.0 - rest))
+    sides = (SideSummary(side=0, name=names[0], result=result, start=start, luck=luck, play=play, rest=rest),
+             SideSummary(side=1, name=names[1], result=0.0 - result, start=0.0 - start, luck=0.0 - luck,
+                         play=0.0 - play, rest=0.0 - rest))
     return sides, tuple(deals), tuple(timeline)

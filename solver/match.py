@@ -50,7 +50,7 @@ class Match:
         if dealer is None:
             dealer = self._rng.randrange(n)                 # R-DEALER: at random
         if not isinstance(dealer, int) or not 0 <= dealer < n:
-            raise StateError(f"dealer must be a seat 0..{n - 1}, got {dealer!r}")
+            raise StateError(f"dealer must be a seat 0..{n - 1} (R-SEATS), got {dealer!r}")
         self.first_dealer = dealer
         self.manual_deal = manual_deal
         self.names = tuple(names) if names else tuple(f"Player {i + 1}" for i in range(n))
@@ -169,24 +169,25 @@ class Match:
             raise StateError(f"no deal is due: the match is in phase {self.phase!r}")
         r, core = self.rules, self._core
         n = r.round_cards(core.round)
+        ids = "R-DEAL" + (", R-VC" if r.cirullone else "") + (", R-V5" if r.five_players else "")
         hands = [parse_cards(h) for h in hands]
         table = parse_cards(table)
         if len(hands) != r.players:
-            raise StateError(f"deal: {len(hands)} holdings given for {r.players} players")
+            raise StateError(f"deal: {len(hands)} holdings given for {r.players} players (every seat is dealt cards, {ids})")
         for seat, h in enumerate(hands):
             if len(h) != n:
-                raise StateError(f"deal: seat {seat} gets {n} cards this round, not {len(h)}")
+                raise StateError(f"deal: seat {seat} gets {n} cards this round, not {len(h)} ({ids})")
         want_table = r.table_cards if core.round == 0 else 0
         if len(table) != want_table:
-            raise StateError(f"deal: the table gets {want_table} cards in this round, not {len(table)}")
+            raise StateError(f"deal: the table gets {want_table} cards in this round, not {len(table)} ({ids})")
         dealt = [c for h in hands for c in h] + table
         before = {Card(i) for i in _dealt_before(core)}
         seen: set[Card] = set()
         for c in dealt:
             if c in before:
-                raise StateError(f"deal: {c} was dealt already in this hand")
+                raise StateError(f"deal: {c} was dealt already in this hand (each of the 40 cards is dealt once a hand, R-DECK)")
             if c in seen:
-                raise StateError(f"deal: {c} is dealt twice")
+                raise StateError(f"deal: {c} is dealt twice (each of the 40 cards is dealt once a hand, R-DECK)")
             seen.add(c)
         self._push()
         order = [c.index for k in range(r.players) for c in hands[(core.dealer + 1 + k) % r.players]]
@@ -218,7 +219,7 @@ class Match:
         return other
 
     def view(self, seat: int):
-        """What `seat` knows (RULES.md section 8), and nothing more."""
+        """What `seat` knows (docs/rules.md section 8), and nothing more."""
         from .view import SeatView
         return SeatView.of(self, self._seat(seat))
 
@@ -286,35 +287,67 @@ class Match:
 
     def _seat(self, seat: int) -> int:
         if not isinstance(seat, int) or not 0 <= seat < self.rules.players:
-            raise StateError(f"seat must be 0..{self.rules.players - 1}, got {seat!r}")
+            raise StateError(f"seat must be 0..{self.rules.players - 1} (R-SEATS), got {seat!r}")
         return seat
 
     def _side(self, side: int) -> int:
         if not isinstance(side, int) or not 0 <= side < self.rules.n_sides:
-            raise StateError(f"side must be 0..{self.rules.n_sides - 1}, got {side!r}")
+            raise StateError(f"side must be 0..{self.rules.n_sides - 1} (R-SIDES), got {side!r}")
         return side
 
     def _why_illegal(self, move: Move, legal: list[Move]) -> str:
-        seat = self.to_move
+        """Why `move` is not one of `legal`: the fact, the rule in a few words, its id."""
+        seat, r = self.to_move, self.rules
         held = set(self.hand(seat))
         if move.is_declaration:
             missing = (move.declared | move.declared_second) - held
             if missing:
-                return f"{move}: seat {seat} does not hold {format_cards(missing)}"
+                return (f"{move}: seat {seat} does not hold {format_cards(missing)} "
+                        f"(a player declares the cards of their own holding, R-DECL-WHEN)")
             if self._core.declared >> seat & 1 or len(held) != self._core.round_cards:
                 return f"{move}: seat {seat} can declare only at its first turn of a round, holding all its cards (R-DECL-WHEN)"
-            return f"{move}: not a declaration these cards make (R-BUONA3, R-DECINO, R-MATTA)"
+            rules = ["R-BUONA3: 3 cards adding up to 9 or less", "R-DECINO: 3 cards of one rank",
+                     "R-MATTA: the matta is named only to make one"]
+            if r.grande_in_hand:
+                rules.append("R-V30: J Q K of diamonds")
+            if r.cirullone:
+                rules.append("R-VC: up to two triples of the six")
+            can = [str(m) for m in legal if m.is_declaration]
+            tail = f"seat {seat} can {', '.join(can)}" if can else f"seat {seat}'s cards make none"
+            return f"{move}: not a declaration these cards make ({'; '.join(rules)}); {tail}"
         if move.card not in held:
-            return f"{move}: seat {seat} does not hold {move.card}"
+            return f"{move}: seat {seat} does not hold {move.card} (a player plays a card of their own holding, R-TURN)"
         if any(m.is_declaration for m in legal) and not any(not m.is_declaration for m in legal):
-            return f"{move}: seat {seat} holds a buona and must declare it first (R-DECL-CHOICE)"
+            return (f"{move}: seat {seat} holds a buona and, with declarations mandatory, must declare it "
+                    f"before playing (R-DECL-CHOICE): {', '.join(str(m) for m in legal)}")
         missing = move.captured - set(self.table)
         if missing:
-            return f"{move}: {format_cards(missing)} not on the table"
-        options = [str(m) for m in legal if m.card == move.card]
+            return f"{move}: {format_cards(missing)} not on the table (a card captures only table cards, R-MOVE)"
+        options = ", ".join(str(m) for m in legal if m.card == move.card)
         if not move.captured:
-            return f"{move}: {move.card} can capture, and capturing is mandatory (R-MUST): {', '.join(options)}"
-        return f"{move}: not a capture the rules allow (R-SIMPLE, R-FIFTEEN, R-ACE, R-CHOICE); {move.card} can play {', '.join(options)}"
+            return f"{move}: {move.card} can capture, and capturing is mandatory (R-MUST): {options}"
+        return f"{move}: not a capture the rules allow: {self._capture_rule(move)}; {move.card} can play {options}"
+
+    def _capture_rule(self, move: Move) -> str:
+        """The capture rule that `move`, a capture of table cards, breaks."""
+        cval = self._core.cval                              # the matta plays as named (R-MATTA)
+        v = cval(move.card.index)
+        ace_on_table = any(cval(c.index) == 1 for c in self.table)
+        if v == 1 and not ace_on_table:
+            return "an ace played on a table without an ace takes every card on it (R-ACE)"
+        if v == 1:
+            return {"only_ace": "an ace played on a table with an ace takes one ace and nothing else (R-ACE-ACE)",
+                    "ace_or_fifteen": "an ace played on a table with an ace takes one ace, "
+                                      "or cards making 15 with it (R-ACE-ACE)",
+                    "sweep": "an ace played on a table with an ace takes every card on it "
+                             "(R-ACE-ACE, ace_on_ace sweep)"}[self.rules.ace_on_ace]
+        taken = sum(cval(c.index) for c in move.captured)
+        if taken == v and self.rules.single_match_first and len(move.captured) > 1 \
+                and any(cval(c.index) == v for c in self.table):
+            return (f"a table card is worth {v} like {move.card}, so a simple capture takes a single card "
+                    f"(R-CHOICE, single_match_first)")
+        return (f"{move.card} takes cards adding up to its value {v} (R-SIMPLE) or to {15 - v}, "
+                f"making 15 with it (R-FIFTEEN), and these add up to {taken}")
 
 
 def _unique_best(scores: list[int]) -> int | None:

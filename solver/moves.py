@@ -77,17 +77,20 @@ class Move:
                 name, eq, rank = word.partition("=")
                 card = Card.parse(name)
                 if eq:
+                    if matta is None:
+                        raise InvalidMoveError(f"{word!r}: only the matta can be named, and these rules have none (R-MATTA)")
                     if card != matta:
-                        raise InvalidMoveError(f"only the matta ({matta}) can be named, not {card}")
+                        raise InvalidMoveError(f"only the matta ({matta}) can be named, not {card} (R-MATTA)")
                     if len(rank) != 1 or rank.upper() not in RANKS:
-                        raise InvalidMoveError(f"{word!r}: name the matta as one of {' '.join(RANKS)}")
+                        raise InvalidMoveError(f"{word!r}: name the matta as one of {' '.join(RANKS)} (R-MATTA)")
                     matta_as = RANKS.index(rank.upper())
                     if matta_as == card.rank:
                         matta_as = None            # named as itself: not named
                 cards.append(card)
             triples.append(cards)
         if not 1 <= len(triples) <= 2 or not triples[0]:
-            raise InvalidMoveError("declare one or two groups of cards, e.g. 'declare 2S 5C 7H=A'")
+            raise InvalidMoveError("declare one or two groups of cards (two only with cirullone, R-VC), "
+                                  "e.g. 'declare 2S 5C 7H=A'")
         every = [c for t in triples for c in t]
         if len(set(every)) != len(every):
             raise InvalidMoveError("a card appears twice in the declaration")

@@ -72,8 +72,8 @@ class Level:
         if self.temperature <= 0:
             return result.best
         # the better a move looks, the likelier: softmax over expected points
-        top = result.moves[0].expected
-        weights = [math.exp((m.expected - top) / self.temperature) for m in result.moves]
+        top = result.moves[0].expected_points
+        weights = [math.exp((m.expected_points - top) / self.temperature) for m in result.moves]
         return rng.choices([m.move for m in result.moves], weights=weights)[0]
 
 

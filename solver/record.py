@@ -1,6 +1,11 @@
 """Game records: every event of a match, saved as JSON in the cirulla.v1.Record
 schema (proto/cirulla/v1/game.proto, protobuf's JSON mapping), and loaded by
-replaying every event through the rules."""
+replaying every event through the rules.
+
+The record is the file format, so this module owns the conversion of what a
+record holds (rules, moves, events) between the domain and its messages; the
+server's wire layer (cirulla.server.convert) builds on it.
+"""
 from __future__ import annotations
 
 import json
@@ -11,7 +16,7 @@ from google.protobuf import json_format
 from cirulla.v1 import game_pb2 as pb
 
 from .cards import RANKS, Card, cards_of
-from .errors import CirullaError, RecordError
+from .errors import CirullaError, RecordError, RulesError
 from .events import CATEGORIES, Deal, HandEnd, Turn
 from .match import Match
 from .moves import Move
@@ -48,7 +53,8 @@ def rules_from_proto(msg: pb.Rules) -> Rules:
         v = getattr(msg, name)
         if v:
             if not 1 <= v <= len(values):
-                raise RecordError(f"rules.{name}: unknown value {v}")
+                raise RulesError(f"unknown value {v}: the values are 1..{len(values)} "
+                                 f"({', '.join(values)})", field=name)
             options[name] = values[v - 1]
     if msg.matta:
         options["matta"] = "none" if msg.matta.lower() == "none" else msg.matta.upper()
@@ -144,25 +150,32 @@ def load(path: str | Path) -> Match:
 
 
 def from_proto(msg: pb.Record) -> Match:
-    """Replay a record through the rules, checking every event against them."""
+    """Replay a record through the rules, checking every event against them.
+
+    :raises RecordError: with the field at fault (``events[7].turn.move``,
+        ``rules.capture``, ``winner``) and the event's index.
+    """
     if msg.schema_version != SCHEMA_VERSION:
-        raise RecordError(f"schema_version {msg.schema_version} is not {SCHEMA_VERSION}")
+        raise RecordError(f"schema_version {msg.schema_version} is not {SCHEMA_VERSION}", field="schema_version")
     try:
         rules = rules_from_proto(msg.rules)
-        match = Match(rules, dealer=msg.first_dealer, manual_deal=True,
-                      names=list(msg.player_names) or None)
     except CirullaError as e:
-        raise RecordError(f"header: {e}") from None
+        raise RecordError(e.reason, field="rules" + (f".{e.field}" if e.field else "")) from None
+    try:
+        match = Match(rules, dealer=msg.first_dealer, manual_deal=True, names=list(msg.player_names) or None)
+    except CirullaError as e:
+        field = "first_dealer" if "dealer" in e.reason else "player_names"
+        raise RecordError(e.reason, field=field) from None
     for i, ev in enumerate(msg.events):
         try:
             _replay(match, ev)
-        except RecordError as e:
-            raise RecordError(str(e), event=i) from None
         except CirullaError as e:
-            raise RecordError(str(e), event=i) from None
+            kind = ev.WhichOneof("kind")
+            where = ".".join(p for p in (kind, e.field) if p)
+            raise RecordError(e.reason, event=i, field=f"events[{i}]" + (f".{where}" if where else "")) from None
     if msg.winner != (-1 if match.winner is None else match.winner) and (msg.winner or match.winner is not None):
         raise RecordError(f"the record names winner {msg.winner}, the replay gives "
-                          f"{'none yet' if match.winner is None else match.winner}")
+                          f"{'none yet' if match.winner is None else match.winner}", field="winner")
     return match
 
 
@@ -177,43 +190,50 @@ def _replay(match: Match, ev: pb.Event) -> None:
         if (d.hand, d.round, d.dealer) != expect:
             raise RecordError(f"deal of hand {d.hand} round {d.round} by {d.dealer}; "
                               f"expected hand {expect[0]} round {expect[1]} by {expect[2]}")
-        got = match.deal([list(h.cards) for h in d.hands], list(d.table))
-        _same(got, d.void, "void", got.void)
-        _same(got, d.dealer_scope, "dealer_scope", got.dealer_scope)
-        _same(got, d.capotun, "capotun", got.capotun)
+        try:
+            got = match.deal([list(h.cards) for h in d.hands], list(d.table))
+        except CirullaError as e:
+            raise RecordError(e.reason, field="hands") from None
+        _same(d.void, "void", got.void)
+        _same(d.dealer_scope, "dealer_scope", got.dealer_scope)
+        _same(d.capotun, "capotun", got.capotun)
     elif kind == "turn":
         t = ev.turn
         if match.phase != "play":
             raise RecordError(f"a turn, but the match is in phase {match.phase!r}")
         if t.seat != match.to_move:
-            raise RecordError(f"seat {t.seat} plays, but it is seat {match.to_move}'s turn")
-        got = match.play(move_from_proto(t.move, match.rules.matta_card))
+            raise RecordError(f"seat {t.seat} plays, but it is seat {match.to_move}'s turn (R-DEALER, R-SEATS)",
+                              field="seat")
+        try:
+            got = match.play(move_from_proto(t.move, match.rules.matta_card))
+        except CirullaError as e:
+            raise RecordError(e.reason, field="move") from None
         if t.move.points and t.move.points != got.move.points:
-            raise RecordError(f"{got.move} scores {got.move.points}, not {t.move.points}")
-        _same(got, t.scopa, "scopa", got.scopa)
+            raise RecordError(f"{got.move} scores {got.move.points}, not {t.move.points}", field="move.points")
+        _same(t.scopa, "scopa", got.scopa)
     elif kind == "hand_end":
         ends = [e for e in match.events[:n_before] if isinstance(e, HandEnd)]
         if not ends or ends[-1].hand != ev.hand_end.hand:
-            raise RecordError(f"hand {ev.hand_end.hand} has not ended here")
+            raise RecordError(f"hand {ev.hand_end.hand} has not ended here", field="hand")
         _check_hand_end(ends[-1], ev.hand_end)
     else:
         raise RecordError("an empty event")
 
 
-def _same(event, recorded, name, replayed) -> None:
+def _same(recorded, name, replayed) -> None:
     if recorded != replayed:
-        raise RecordError(f"{name} is {recorded!r} in the record, {replayed!r} by the rules")
+        raise RecordError(f"{name} is {recorded!r} in the record, {replayed!r} by the rules", field=name)
 
 
 def _check_hand_end(end: HandEnd, msg: pb.HandEnd) -> None:
-    _same(end, sorted(msg.leftover), "leftover", sorted(str(c) for c in end.leftover))
-    _same(end, msg.leftover_side, "leftover_side", end.leftover_side)
-    _same(end, msg.cappotto_side, "cappotto_side", end.cappotto_side)
+    _same(sorted(msg.leftover), "leftover", sorted(str(c) for c in end.leftover))
+    _same(msg.leftover_side, "leftover_side", end.leftover_side)
+    _same(msg.cappotto_side, "cappotto_side", end.cappotto_side)
     if len(msg.sides) != len(end.sides):
-        raise RecordError(f"{len(msg.sides)} side scores for {len(end.sides)} sides")
-    for got, s in zip(end.sides, msg.sides):
+        raise RecordError(f"{len(msg.sides)} side scores for {len(end.sides)} sides", field="sides")
+    for k, (got, s) in enumerate(zip(end.sides, msg.sides)):
         for c in (*CATEGORIES, "total", "match_total"):
             if getattr(s, c) != getattr(got, c):
                 raise RecordError(f"side {got.side} {c}: {getattr(s, c)} in the record, "
-                                  f"{getattr(got, c)} by the rules")
+                                  f"{getattr(got, c)} by the rules", field=f"sides[{k}].{c}")
 

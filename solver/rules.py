@@ -1,4 +1,4 @@
-"""The rules of a match: option switches (RULES.md section 9) and presets (10)."""
+"""The rules of a match: option switches (docs/rules.md section 9) and presets (10)."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,6 +13,15 @@ CAPTURE = ("mandatory", "optional")                       # R-MUST
 ACE_ON_ACE = ("only_ace", "ace_or_fifteen", "sweep")      # R-ACE-ACE
 DECLARATIONS = ("optional", "mandatory")                  # R-DECL-CHOICE
 MATTA = ("7H", "QH", "none")                              # R-MATTA
+
+# the rule each option changes (section 9), cited when an option's value is refused
+OPTION_RULES = {
+    "players": "R-SEATS", "target": "R-TARGET", "hands": "R-HANDS-LIMIT", "capture": "R-MUST",
+    "ace_on_ace": "R-ACE-ACE", "single_match_first": "R-CHOICE", "declarations": "R-DECL-CHOICE",
+    "matta": "R-MATTA", "piccola_to_seven": "R-SC-PICCOLA", "grande_long": "R-SC-GRANDE",
+    "buona_stack": "R-V13", "grande_in_hand": "R-V30", "capotun": "R-CAPOTUN",
+    "re_bello": "R-SC-*", "cirullone": "R-VC", "five_players": "R-V5",
+}
 
 PRESETS: dict[str, dict] = {
     "classic": {},
@@ -55,7 +64,8 @@ class Rules:
             raise RulesError(f"unknown preset {name!r}; presets are {', '.join(PRESETS)}")
         unknown = set(options) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
-            raise RulesError(f"unknown option(s) {', '.join(sorted(unknown))}")
+            raise RulesError(f"unknown option(s) {', '.join(sorted(unknown))}; "
+                             f"the options are {', '.join(OPTION_RULES)}")
         return cls(**{**PRESETS[name], **options, "name": name})
 
     def __post_init__(self) -> None:
@@ -66,18 +76,23 @@ class Rules:
         for opt, values in (("capture", CAPTURE), ("ace_on_ace", ACE_ON_ACE),
                             ("declarations", DECLARATIONS), ("matta", MATTA)):
             check(getattr(self, opt) in values,
-                  f"option {opt} must be one of {', '.join(values)}, got {getattr(self, opt)!r}")
+                  f"option {opt} must be one of {', '.join(values)} ({OPTION_RULES[opt]}), "
+                  f"got {getattr(self, opt)!r}")
         for f in dataclasses.fields(self):
             if f.type == "bool":
-                check(isinstance(getattr(self, f.name), bool), f"option {f.name} must be true or false")
+                check(isinstance(getattr(self, f.name), bool),
+                      f"option {f.name} must be true or false ({OPTION_RULES[f.name]}), got {getattr(self, f.name)!r}")
         check(isinstance(self.players, int) and self.players in (2, 3, 4, 5),
-              f"players must be 2, 3, 4 or 5, got {self.players!r}")
+              f"players must be 2, 3, 4 or 5 (5 with five_players; R-SEATS), got {self.players!r}")
         check(self.five_players == (self.players == 5),
               "5 players need the five_players variant (R-V5), and it needs 5 players")
-        check(not (self.cirullone and self.five_players), "cirullone and five_players do not combine")
-        check(isinstance(self.target, int) and self.target > 0, f"target must be a positive integer, got {self.target!r}")
+        check(not (self.cirullone and self.five_players),
+              "cirullone (R-VC) and five_players (R-V5) do not combine: each deals the rounds its own way")
+        check(isinstance(self.target, int) and self.target > 0,
+              f"target, the points that end the match, must be a positive integer (R-TARGET), got {self.target!r}")
         check(self.hands is None or (isinstance(self.hands, int) and self.hands > 0),
-              f"hands must be a positive integer or none, got {self.hands!r}")
+              f"hands, a fixed number of hands to play, must be a positive integer or none (R-HANDS-LIMIT), "
+              f"got {self.hands!r}")
 
     @property
     def n_sides(self) -> int:

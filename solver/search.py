@@ -1,6 +1,6 @@
 """Rank every legal move from what one seat can see (issue 3).
 
-`search(view)` samples worlds consistent with the view (RULES.md section 8:
+`search(view)` samples worlds consistent with the view (docs/rules.md section 8:
 the unseen cards dealt at random to the other seats' hidden slots and the
 stock, honouring the R-DECL-CHOICE inference, and drawn in proportion to how
 well they explain the other seats' card plays this round by the greedy
@@ -60,22 +60,24 @@ EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity tab
 MAX_EQUITY_TARGET = 301
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MoveStats:
+    """One legal move with what the search found (cirulla.v1.MoveEvaluation's fields)."""
     move: Move
-    expected: float          # expected hand margin of the asking side (points minus the others' average)
-    stderr: float            # its standard error
-    diff_to_best: float      # expected - the recommended move's expected, paired on the same worlds
-                             # (<= 0 when ranked by expected)
-    diff_stderr: float
-    categories: dict[str, float]   # the margin split by category (adds up to expected)
+    expected_points: float   # expected hand margin of the asking side (points minus the others' average)
+    expected_points_stderr: float
+    diff_to_best: float      # expected_points - the recommended move's, paired on the same worlds
+                             # (<= 0 when ranked by expected points)
+    diff_to_best_stderr: float
+    categories: dict[str, float]   # the margin split by category (adds up to expected_points)
     scopa_risk: float        # share of worlds where the next player can sweep the table right after
     win_chance: float | None # chance of winning the match (None without a 2-side equity table)
     samples: int             # worlds (or tree visits) behind these figures
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SearchResult:
+    """A ranking of every legal move (cirulla.v1.Hint's fields, with its stats flat)."""
     moves: tuple[MoveStats, ...]   # every legal move, best first
     best: Move
     iterations: int                # playouts (and exactly solved positions) behind the result
@@ -83,7 +85,7 @@ class SearchResult:
     cut_short: bool                # stopped by cancel/deadline before the requested budget
     method: str                    # "ismcts", "flat", "exact" or "forced"
     threads: int
-    ranked_by: str = "expected"    # or "win_chance" near the target / with a cappotto in reach;
+    ranked_by: str = "expected_points"   # or "win_chance" near the target / with a cappotto in reach;
                                    # then diff_to_best (still in points) may be > 0
     info: dict = field(default_factory=dict, compare=False)   # worlds, nodes, tree_iterations, rejected
 
@@ -413,13 +415,16 @@ def _result(stats: list[dict], root: list[tuple], rules: Rules, method: str, ela
         win = [wsum[i] / visits[i] if visits[i] else 0.0 for i in range(n)] if has_equity else [None] * n
         best = max(range(n), key=lambda i: (visits[i], mean[i], -i))
         diff_se = [0.0 if i == best else math.sqrt(se[i] ** 2 + se[best] ** 2) for i in range(n)]
-    out = [MoveStats(moves[i], mean[i], se[i], mean[i] - mean[best], diff_se[i],
-                     dict(zip(CATEGORIES, cats[i])), risk[i], win[i], samples[i]) for i in range(n)]
+    out = [MoveStats(move=moves[i], expected_points=mean[i], expected_points_stderr=se[i],
+                     diff_to_best=mean[i] - mean[best], diff_to_best_stderr=diff_se[i],
+                     categories=dict(zip(CATEGORIES, cats[i])), scopa_risk=risk[i], win_chance=win[i],
+                     samples=samples[i]) for i in range(n)]
     key = (lambda i: (i != best, -(win[i] or 0.0), -mean[i], i)) if match_mode \
         else (lambda i: (i != best, -mean[i], i))
     order = sorted(range(n), key=key)
     info = {"worlds": worlds, "nodes": sum(s["nodes"] for s in stats),
             "tree_iterations": sum(s["iterations"] for s in stats),
             "rejected": sum(s["rejected"] for s in stats)}
-    return SearchResult(tuple(out[i] for i in order), moves[best], playouts, elapsed_ms, cut_short,
-                        method, threads, "win_chance" if match_mode else "expected", info)
+    return SearchResult(moves=tuple(out[i] for i in order), best=moves[best], iterations=playouts,
+                        elapsed_ms=elapsed_ms, cut_short=cut_short, method=method, threads=threads,
+                        ranked_by="win_chance" if match_mode else "expected_points", info=info)

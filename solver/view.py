@@ -1,4 +1,4 @@
-"""What one seat knows (RULES.md section 8), and nothing more.
+"""What one seat knows (docs/rules.md section 8), and nothing more.
 
 A SeatView is built from public facts and the seat's own cards only: it holds
 no reference to the match, so another player's hidden cards cannot be read
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from . import _core
 from .cards import Card, cards_of, format_cards, mask_of
-from .errors import StateError
+from .errors import ViewError, Violation
 from .events import Deal, HandEnd, Turn
 from .moves import Move
 from .rules import Rules
@@ -107,19 +107,39 @@ class SeatView:
     def validate(self) -> None:
         """Check that the view is one a real table can show.
 
-        :raises StateError: naming the field and the problem.
+        :raises ViewError: naming every field at fault and why.
         """
+        problems = self.problems()
+        if problems:
+            raise ViewError(problems)
+
+    def problems(self) -> list[Violation]:
+        """Every way the view differs from what a real table can show (empty: none)."""
+        out = self._shape_problems()
+        if out:                                 # the checks below index the per-seat rows
+            return out
+        return self._score_problems() + self._card_problems()
+
+    def _shape_problems(self) -> list[Violation]:
         r, n = self.rules, self.rules.players
-        if not 0 <= self.seat < n or not 0 <= self.to_move < n or not 0 <= self.dealer < n:
-            raise StateError("seat, to_move and dealer must be seats of the table")
-        for name, rows, length in (("hand_sizes", self.hand_sizes, n), ("public", self.public, n),
-                                   ("declared", self.declared, n),
-                                   ("played_this_round", self.played_this_round, n),
-                                   ("piles", self.piles, r.n_sides), ("scope", self.scope, r.n_sides),
-                                   ("declarations", self.declarations, r.n_sides),
-                                   ("scores", self.scores, r.n_sides)):
-            if len(rows) != length:
-                raise StateError(f"{name}: {len(rows)} entries for {length}")
+        out = []
+        for name in ("seat", "to_move", "dealer"):
+            if not 0 <= getattr(self, name) < n:
+                out.append(Violation(name, f"{getattr(self, name)} is not a seat 0..{n - 1} (R-SEATS)"))
+        for name, length, of in (("hand_sizes", n, "seat"), ("public", n, "seat"), ("declared", n, "seat"),
+                                 ("played_this_round", n, "seat"), ("piles", r.n_sides, "side"),
+                                 ("scope", r.n_sides, "side"), ("declarations", r.n_sides, "side"),
+                                 ("scores", r.n_sides, "side")):
+            if len(getattr(self, name)) != length:
+                out.append(Violation(name, f"{len(getattr(self, name))} entries, but {n} players make "
+                                           f"{length}: one per {of} (R-SIDES)"))
+        return out
+
+    def _card_problems(self) -> list[Violation]:
+        """Where the cards are and how many: each card in one place, 40 in all,
+        and the counts a hand in play can show."""
+        r, n = self.rules, self.rules.players
+        out: list[Violation] = []
         groups = [("hand", self.hand), ("table", self.table)]
         # the seat's own declared cards are in its hand already
         groups += [(f"public[{s}]", p) for s, p in enumerate(self.public) if s != self.seat]
@@ -128,64 +148,99 @@ class SeatView:
         for name, cards in groups:
             for c in cards:
                 if c in seen:
-                    raise StateError(f"{name}: {c} is also in {seen[c]}")
-                seen[c] = name
+                    out.append(Violation(name, f"{c} is also in {seen[c]}"))
+                seen.setdefault(c, name)
         for s, p in enumerate(self.played_this_round):
             for c in p:
-                if seen.get(c, "").startswith("hand") or c in self.public[s]:
-                    raise StateError(f"played_this_round[{s}]: {c} is still held")
+                if seen.get(c, "") == "hand" or c in self.public[s]:
+                    out.append(Violation(f"played_this_round[{s}]", f"{c} is still held"))
         if len(self.hand) != self.hand_sizes[self.seat]:
-            raise StateError(f"hand: {len(self.hand)} cards but hand_sizes[{self.seat}] is {self.hand_sizes[self.seat]}")
+            out.append(Violation("hand", f"{len(self.hand)} cards, but hand_sizes[{self.seat}] is "
+                                         f"{self.hand_sizes[self.seat]}"))
         if self.public[self.seat] and not set(self.public[self.seat]) <= set(self.hand):
-            raise StateError(f"public[{self.seat}]: declared cards not in the seat's hand")
+            out.append(Violation(f"public[{self.seat}]", "declared cards not in the seat's hand"))
         for s in range(n):
-            if self.hand_sizes[s] < len(self.public[s]) or self.hand_sizes[s] > r.round_cards(0):
-                raise StateError(f"hand_sizes[{s}]: {self.hand_sizes[s]} does not fit")
+            if self.hand_sizes[s] < len(self.public[s]) or not 0 <= self.hand_sizes[s] <= r.round_cards(0):
+                out.append(Violation(f"hand_sizes[{s}]", f"{self.hand_sizes[s]} cards cannot be held "
+                                                         f"(a round deals {r.round_cards(0)} at most, R-DEAL)"))
         if not 0 <= self.stock_size <= 40:
-            raise StateError(f"stock_size: {self.stock_size}")
+            out.append(Violation("stock_size", f"{self.stock_size} is not 0..40"))
+        for name in ("scope", "declarations"):
+            for i, v in enumerate(getattr(self, name)):
+                if v < 0:
+                    out.append(Violation(f"{name}[{i}]", f"{v} is negative"))
+        if not -1 <= self.last_capturer < r.n_sides:
+            out.append(Violation("last_capturer", f"{self.last_capturer} is not a side 0..{r.n_sides - 1}"))
+        if self.matta_as is not None and r.matta_card is None:
+            out.append(Violation("matta_as", "these rules have no matta (R-MATTA)"))
+        if out:
+            return out
         placed = len(seen) + sum(self.hidden_count(s) for s in range(n)) + self.stock_size
         if placed != 40:
-            raise StateError(f"the view accounts for {placed} cards, not 40: check hand_sizes, stock_size, piles and table")
-        if self.matta_as is not None and r.matta_card is None:
-            raise StateError("matta_as: these rules have no matta")
+            return [Violation("", f"the view accounts for {placed} cards, not 40 (R-DECK): check "
+                                  "hand_sizes, stock_size, piles and table")]
         if any(self.hand_sizes):
-            self._validate_counts()
-        self.round_plays()
+            out = self._count_problems()
+        if not out:
+            try:
+                self.round_plays()
+            except ViewError as e:
+                out = list(e.violations)
+        return out
 
-    def _validate_counts(self) -> None:
+    def _score_problems(self) -> list[Violation]:
+        """A match that is over has no view to ask about (R-TARGET, R-WINNER,
+        R-HANDS-LIMIT): a side alone at the top at or past the end."""
+        r, scores = self.rules, self.scores
+        out = [Violation(f"scores[{i}]", f"{v} is negative") for i, v in enumerate(scores) if v < 0]
+        top = max(scores)
+        if scores.count(top) > 1:
+            return out                          # a tie at the top plays on
+        side = scores.index(top)
+        if r.hands is not None and self.hand_number >= r.hands:
+            return out + [Violation("hand_number", f"hand {self.hand_number + 1} of a match of {r.hands} hands, "
+                                             f"and side {side} leads: the match is over (R-HANDS-LIMIT)")]
+        if r.hands is None and top >= r.target:
+            return out + [Violation(f"scores[{side}]", f"{top} points reach the target {r.target}, and "
+                                                       f"no side ties side {side}: the match is over "
+                                                       "(R-TARGET, R-WINNER)")]
+        return out
+
+    def _count_problems(self) -> list[Violation]:
         """The counts a hand in play can show (R-DEAL, R-VC, R-V5: cards per
         round; R-DEALER, R-SEATS: seats play in turn from the dealer's left).
         The core trusts them: a stock or a holding of the wrong size would make
         a search deal past the deck or wait for a card nobody holds."""
         r, n = self.rules, self.rules.players
-        stock = 40 - r.table_cards - n * sum(r.round_cards(k) for k in range(self.round + 1))
+        stock = stock_after(r, self.round)
         if stock < 0:
-            raise StateError(f"round: a hand of {n} players has no round {self.round} (R-DEAL)")
+            return [Violation("round", f"a hand of {n} players has no round {self.round} (R-DEAL)")]
+        out = []
         if self.stock_size != stock:
-            raise StateError(f"stock_size: {self.stock_size} cards, but after the deal of round "
-                             f"{self.round} the stock holds {stock} (R-DEAL)")
+            out.append(Violation("stock_size", f"{self.stock_size} cards, but after the deal of round "
+                                               f"{self.round} the stock holds {stock} (R-DEAL)"))
         dealt = r.round_cards(self.round)
         held = self.hand_sizes[self.to_move]
         if not 1 <= held <= dealt:
-            raise StateError(f"hand_sizes[{self.to_move}]: the seat to move holds {held} cards; "
-                             f"this round deals {dealt} (R-DEAL)")
-        first = (self.dealer + 1) % n
-        turn = (self.to_move - first) % n
-        for s in range(n):
-            want = held - 1 if (s - first) % n < turn else held   # seats before the one to move played once more
+            return out + [Violation(f"hand_sizes[{self.to_move}]", f"the seat to move holds {held} cards; "
+                                                                   f"this round deals {dealt} (R-DEAL)")]
+        for s, want in enumerate(hand_sizes_at(r, self.dealer, self.to_move, held)):
             if s != self.to_move and self.hand_sizes[s] != want:
-                raise StateError(f"hand_sizes[{s}]: {self.hand_sizes[s]} cards, but with seat {self.to_move} "
-                                 f"to move after dealer {self.dealer} it holds {want} (R-DEALER, R-SEATS)")
-            if len(self.played_this_round[s]) != dealt - self.hand_sizes[s]:
-                raise StateError(f"played_this_round[{s}]: {len(self.played_this_round[s])} cards played, "
-                                 f"but seat {s} got {dealt} this round and holds {self.hand_sizes[s]}")
+                out.append(Violation(f"hand_sizes[{s}]", f"{self.hand_sizes[s]} cards, but with seat {self.to_move} "
+                                                         f"to move after dealer {self.dealer} it holds {want} "
+                                                         "(R-DEALER, R-SEATS)"))
+            elif len(self.played_this_round[s]) != dealt - self.hand_sizes[s]:
+                out.append(Violation(f"played_this_round[{s}]",
+                                     f"{len(self.played_this_round[s])} cards, but seat {s} got {dealt} this "
+                                     f"round and holds {self.hand_sizes[s]}: name the cards it played"))
+        return out
 
     def round_plays(self) -> list[tuple[int, int, int, Move]]:
         """The card plays of this round in the history, in order, each as
         (history index, seat, the table before it as a mask, the move): the
         tables rebuilt backwards from today's. Empty without a history.
 
-        :raises StateError: if the history's plays this round do not fit the
+        :raises ViewError: if the history's plays this round do not fit the
             table or played_this_round.
         """
         last_deal = max((i for i, e in enumerate(self.history) if isinstance(e, Deal)), default=-1)
@@ -196,16 +251,16 @@ class SeatView:
         for s in range(self.rules.players):
             cards = sorted(e.move.card.index for _, e in turns if e.seat == s)
             if s < len(self.played_this_round) and cards != sorted(c.index for c in self.played_this_round[s]):
-                raise StateError(f"history: seat {s}'s card plays since the last deal "
-                                 f"({format_cards(Card(c) for c in cards) or 'none'}) are not "
-                                 f"played_this_round[{s}]")
+                raise ViewError([("history", f"seat {s}'s card plays since the last deal "
+                                             f"({format_cards(Card(c) for c in cards) or 'none'}) are not "
+                                             f"played_this_round[{s}]")])
         table, out = mask_of(self.table), []
         for i, e in reversed(turns):
             card, take = 1 << e.move.card.index, mask_of(e.move.captured)
             # after a capture the taken cards are gone; after a drop the card lies there
             if (take and table & (take | card)) or (not take and not table & card):
-                raise StateError(f"history[{i}]: {e.move} does not fit the table after it "
-                                 f"({format_cards(cards_of(table)) or 'empty'})")
+                raise ViewError([(f"history[{i}]", f"{e.move} does not fit the table after it "
+                                                   f"({format_cards(cards_of(table)) or 'empty'})")])
             table = table | take if take else table & ~card
             out.append((i, e.seat, table, e.move))
         return out[::-1]
@@ -257,6 +312,24 @@ class SeatView:
     def __str__(self) -> str:
         return (f"seat {self.seat}: hand {format_cards(self.hand)} | table {format_cards(self.table)}"
                 f" | stock {self.stock_size} | to move {self.to_move}")
+
+
+def stock_after(rules: Rules, rnd: int) -> int:
+    """Cards left in the stock after the deal of round `rnd` (R-DEAL, R-VC, R-V5);
+    negative: a hand has no such round."""
+    if not 0 <= rnd < 40:                       # every round deals a card at least
+        return -1
+    return 40 - rules.table_cards - rules.players * sum(rules.round_cards(k) for k in range(rnd + 1))
+
+
+def hand_sizes_at(rules: Rules, dealer: int, to_move: int, held: int) -> list[int]:
+    """Every seat's card count in a round where `to_move`, holding `held`, is
+    to move: the seats before it this round (from the dealer's left, R-DEALER)
+    have played once more."""
+    n = rules.players
+    first = (dealer + 1) % n
+    turn = (to_move - first) % n
+    return [held - 1 if (s - first) % n < turn else held for s in range(n)]
 
 
 def _pad(values: list[int], n: int = 5) -> list[int]:

@@ -117,7 +117,7 @@ def move(text: str, rules: Rules | None = None) -> Move:
     return Move.parse(text, matta=r.matta_card)
 
 
-# --- independent recounts (oracles written from RULES.md, not from the core) ---
+# --- independent recounts (oracles written from docs/rules.md, not from the core) ---
 
 PRIMIERA = dict(zip("A234567JQK", (16, 12, 13, 14, 15, 18, 21, 10, 10, 10)))   # R-PRIM
 

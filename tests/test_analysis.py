@@ -1,10 +1,10 @@
-"""Post-game analysis (issue 5): decisions judged from the seat's own view,
+"""Post-game analysis: decisions judged from the seat's own view,
 the hindsight (every card visible) beside it, the luck of the deals, and the
 identity result = start + luck + play + rest.
 
 Records are built by the rules and replayed from their JSON, as a user's
 would be; budgets are small to keep the tests fast. Rule ids refer to
-/work/shared/RULES.md.
+docs/rules.md.
 """
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def blunder():
 
 def test_a_dropped_card_that_hands_over_a_scopa_is_a_blunder(blunder):
     match, event, decisions, _ = blunder
-    d = next(d for d in decisions if d.event == event)
+    d = next(d for d in decisions if d.event_index == event)
     assert not d.played.captured and match.events[event + 1].scopa       # R-SCOPA: the next seat swept
     assert len(d.best.captured) == 1 and d.judged_by == "points"     # the one table card: a scopa
     assert d.judgement == "blunder" and d.severity >= 1.0 and d.loss_stderr > 0
@@ -118,7 +118,7 @@ def test_a_forced_move_that_hands_over_a_scopa_is_still_no_error():
     match, event = record_where(forced_drop_handing_a_scopa)
     assert match.events[event + 1].scopa
     decisions, _ = analyze_all(match, iterations=1_000, seed=2)
-    d = next(d for d in decisions if d.event == event)
+    d = next(d for d in decisions if d.event_index == event)
     assert d.forced and d.judgement is None and d.accuracy == 100
 
 
@@ -136,8 +136,8 @@ def test_decisions_are_judged_from_the_seats_view_not_hindsight():
         (d,), summary = analyze_all(replayed(m), iterations=IT, seed=3)
         analysed.append(d)
     a, b = analysed
-    for field in ("played", "best", "expected", "best_expected", "loss", "loss_stderr",
-                  "judgement", "severity", "win", "best_win"):
+    for field in ("played", "best", "expected_points", "best_expected_points", "loss", "loss_stderr",
+                  "judgement", "severity", "win_chance", "best_win_chance"):
         assert getattr(a, field) == getattr(b, field), field
     assert (a.value_before, a.hindsight_loss) != (b.value_before, b.hindsight_loss)
 
@@ -216,7 +216,7 @@ def test_three_sides_get_decisions_but_no_luck():
     decisions, summary = analyze_all(replayed(m), iterations=1_000, seed=1)
     assert len(decisions) == decision_count(m) and len(summary.players) == 3
     assert summary.sides == () and summary.deals == () and summary.timeline == ()
-    assert all(d.luck is None and d.win is None and d.value_before is None for d in decisions)
+    assert all(d.luck is None and d.win_chance is None and d.value_before is None for d in decisions)
 
 
 def test_an_unfinished_record_counts_its_last_hand_at_its_value():
@@ -246,8 +246,8 @@ def service():
 
 
 def test_analyze_game_streams_decisions_then_the_summary(service, blunder):
-    from cirulla.server.analysis_servicer import (decision_from_proto, decision_to_proto,
-                                                  summary_from_proto, summary_to_proto)
+    from cirulla.server.convert import (decision_from_proto, decision_to_proto,
+                                         summary_from_proto, summary_to_proto)
     from cirulla.v1 import analysis_service_pb2 as apb
     server, stub = service
     match = blunder[0]
@@ -265,7 +265,7 @@ def test_analyze_game_streams_decisions_then_the_summary(service, blunder):
     assert [decision_from_proto(r.decision, match.rules) for r in replies[:-1]] == local
     back = summary_from_proto(got)
     assert back.sides == summary.sides and back.timeline == summary.timeline
-    assert server.engine.slots.in_use == 0
+    assert server.service.limits.slots.in_use == 0
 
 
 def test_analyze_game_refuses_bad_records_and_budgets(service, blunder):
@@ -277,7 +277,7 @@ def test_analyze_game_refuses_bad_records_and_budgets(service, blunder):
     msg = record.to_proto(blunder[0])
     msg.events[5].turn.move.Clear()
     msg.events[5].turn.move.card = "KD"
-    for request, field in ((apb.AnalyzeGameRequest(record=msg), "record.events[5]"),
+    for request, field in ((apb.AnalyzeGameRequest(record=msg), "record.events[5].turn.move"),
                            (apb.AnalyzeGameRequest(record=record.to_proto(blunder[0]), iterations=10**9),
                             "iterations"),
                            (apb.AnalyzeGameRequest(record=record.to_proto(blunder[0]), threads=3), "threads")):
@@ -292,9 +292,9 @@ def test_a_cancelled_analysis_frees_its_threads(service, blunder):
     server, stub = service
     call = stub.AnalyzeGame(apb.AnalyzeGameRequest(record=record.to_proto(blunder[0]), iterations=150_000))
     first = next(call)
-    assert first.WhichOneof("result") == "decision" and server.engine.slots.in_use == 2
+    assert first.WhichOneof("result") == "decision" and server.service.limits.slots.in_use == 2
     call.cancel()
     deadline = time.monotonic() + 2
-    while server.engine.slots.in_use and time.monotonic() < deadline:
+    while server.service.limits.slots.in_use and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert server.engine.slots.in_use == 0
+    assert server.service.limits.slots.in_use == 0

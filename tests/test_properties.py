@@ -3,7 +3,7 @@
 - R-DECK: the 40 cards are always all accounted for through random play.
 - R-SIMPLE, R-FIFTEEN, R-ACE, R-ACE-ACE, R-CHOICE, R-MUST, R-MOVE: the core's
   captures equal a brute-force enumeration of every subset of the table,
-  written below from RULES.md section 5, under every option combination.
+  written below from docs/rules.md section 5, under every option combination.
 - R-DECL-*, R-MATTA: the core's declarations equal a brute-force enumeration
   of every triple (and pair of triples, R-VC) and every naming of the matta.
 - Section 6: end-of-hand scoring equals a plain recount from the piles, and
@@ -73,7 +73,7 @@ def test_R_DECK_forty_cards_always_accounted_for(rules, seed):
 # --- captures: the brute-force oracle of section 5 ---
 
 def oracle_plays(hand: list[Card], table: list[Card], value: dict[Card, int], rules: Rules):
-    """Every (card, set taken) RULES.md section 5 allows, by trying every subset."""
+    """Every (card, set taken) docs/rules.md section 5 allows, by trying every subset."""
     subsets = [frozenset(s) for k in range(1, len(table) + 1)
                for s in itertools.combinations(table, k)]
 

@@ -208,9 +208,9 @@ def test_wrong_winner(finished):
     ("{not json", "not JSON"),
     ('{"schemaVersion": 1, "colour": "red"}', "not a cirulla.v1.Record"),
     ('{"schemaVersion": 2}', "schema_version 2"),
-    ('{"schemaVersion": 1, "rules": {"players": 7}}', "header: players"),
-    ('{"schemaVersion": 1, "rules": {"preset": "scopone"}}', "header: unknown preset"),
-    ('{"schemaVersion": 1, "firstDealer": 3}', "header: dealer"),
+    ('{"schemaVersion": 1, "rules": {"players": 7}}', "rules: players"),
+    ('{"schemaVersion": 1, "rules": {"preset": "scopone"}}', "rules: unknown preset"),
+    ('{"schemaVersion": 1, "firstDealer": 3}', "first_dealer: dealer"),
     ('{"schemaVersion": 1, "events": [{}]}', "empty event"),
 ])
 def test_unreadable_records(text, reason):

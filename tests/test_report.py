@@ -47,7 +47,7 @@ def report(tmp_path_factory):
     decisions, summary = analyze_all(match, iterations=1_500, seed=1)
     page = tmp_path_factory.mktemp("report") / "report.html"
     page.write_text(html_report(match, decisions, summary), encoding="utf-8")
-    blunder = next(d for d in decisions if d.event == event)
+    blunder = next(d for d in decisions if d.event_index == event)
     assert blunder.judgement == "blunder"
     return page, match, decisions, summary, blunder
 

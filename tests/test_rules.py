@@ -1,9 +1,9 @@
-"""One or more tests for every rule of RULES.md (cited by id), every option of
+"""One or more tests for every rule of docs/rules.md (cited by id), every option of
 section 9 and every preset of section 10.
 
 Positions come from manual deals where a deal can reach them, otherwise from
 `rules_support.position` (a restored core state inside a Match). Expected
-values are worked out by hand from RULES.md in the comments next to them.
+values are worked out by hand from docs/rules.md in the comments next to them.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The worked examples of RULES.md section 11, one test each (classic unless said).
+"""The worked examples of docs/rules.md section 11, one test each (classic unless said).
 
 Move sets are compared as sets of canonical move texts; the expected texts are
-written as RULES.md writes them and normalised through Move.parse, so the
+written as docs/rules.md writes them and normalised through Move.parse, so the
 order of the captured cards in the text does not matter.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""The search engine (issue 3): determinization, SO-ISMCTS with a paired
+"""The search engine: determinization, SO-ISMCTS with a paired
 phase, exact endgames, match equity, cancellation and reproducibility.
 
-Rule ids refer to /work/shared/RULES.md.
+Rule ids refer to docs/rules.md.
 """
 from __future__ import annotations
 
@@ -189,7 +189,7 @@ def test_every_legal_move_is_ranked_best_first():
     assert res.moves[0].diff_to_best == 0.0
     assert all(m.diff_to_best <= 1e-12 for m in res.moves)
     for m in res.moves:
-        assert math.isclose(sum(m.categories.values()), m.expected, abs_tol=1e-9)
+        assert math.isclose(sum(m.categories.values()), m.expected_points, abs_tol=1e-9)
         assert 0.0 <= m.scopa_risk <= 1.0
         assert m.win_chance is not None and 0.0 <= m.win_chance <= 1.0
     assert not res.cut_short and res.iterations >= 3900
@@ -204,7 +204,7 @@ def test_a_forced_sweep_is_found():
     best = res.moves[0]
     # a scopa now: about one more scopa than after any other move (the margin by category)
     assert best.categories["scope"] > max(m.categories["scope"] for m in res.moves[1:]) + 0.7
-    assert res.moves[1].diff_to_best < -3 * res.moves[1].diff_stderr
+    assert res.moves[1].diff_to_best < -3 * res.moves[1].diff_to_best_stderr
 
 
 def test_the_settebello_capture_is_preferred():
@@ -238,8 +238,8 @@ def test_reported_standard_error_matches_the_spread_across_seeds():
         for m in r.moves:
             by_move.setdefault(m.move, []).append(m)
     for move, stats in by_move.items():
-        spread = statistics.stdev(m.expected for m in stats)
-        reported = statistics.fmean(m.stderr for m in stats)
+        spread = statistics.stdev(m.expected_points for m in stats)
+        reported = statistics.fmean(m.expected_points_stderr for m in stats)
         assert 0.6 < spread / reported < 1.6, (move, spread, reported)
 
 
@@ -307,7 +307,7 @@ def test_threads_add_their_iterations():
     one = search(view, iterations=4000, seed=1)
     two = search(view, iterations=4000, seed=1, threads=2)
     assert abs(one.iterations - two.iterations) < 100
-    assert one.best == two.best or abs(one.moves[0].expected - two.moves[0].expected) < 1.0
+    assert one.best == two.best or abs(one.moves[0].expected_points - two.moves[0].expected_points) < 1.0
 
 
 def test_flat_monte_carlo_ranks_every_move():
@@ -447,9 +447,9 @@ def test_last_round_is_solved_exactly(seed):
     res = search(match.view(seat), seed=1)
     assert res.method == "exact" and res.info["worlds"] == 1
     want = brute_expected(match, seat)
-    assert {m.move: m.expected for m in res.moves} == pytest.approx(want, abs=1e-9)
-    assert res.moves[0].expected == max(want.values())
-    assert all(m.stderr == 0 and m.diff_stderr == 0 for m in res.moves)
+    assert {m.move: m.expected_points for m in res.moves} == pytest.approx(want, abs=1e-9)
+    assert res.moves[0].expected_points == max(want.values())
+    assert all(m.expected_points_stderr == 0 and m.diff_to_best_stderr == 0 for m in res.moves)
 
 
 @pytest.mark.parametrize("seed", [4, 5])
@@ -463,10 +463,10 @@ def test_last_two_rounds_average_every_world(seed):
     assert res.method == "exact"
     assert res.info["worlds"] == math.comb(len(match.view(seat).unseen()),
                                            match.view(seat).hidden_count(1 - seat)) * 20
-    assert {m.move: m.expected for m in res.moves} == pytest.approx(want, abs=1e-9)
+    assert {m.move: m.expected_points for m in res.moves} == pytest.approx(want, abs=1e-9)
     two = search(match.view(seat), seed=9, threads=2)       # weighted sums in another order
     assert [m.move for m in two.moves] == [m.move for m in res.moves]
-    assert [m.expected for m in two.moves] == pytest.approx([m.expected for m in res.moves], abs=1e-9)
+    assert [m.expected_points for m in two.moves] == pytest.approx([m.expected_points for m in res.moves], abs=1e-9)
 
 
 def test_optional_captures_leave_the_last_two_rounds_to_ismcts():
@@ -498,7 +498,7 @@ def test_exact_worlds_honour_the_declaration_inference():
     res = search(view, seed=1)
     want = brute_expected(match, seat, holds_no_buona=True, infer_t=INFER_T)
     assert res.method == "exact"
-    assert {m.move: m.expected for m in res.moves} == pytest.approx(want, abs=1e-9)
+    assert {m.move: m.expected_points for m in res.moves} == pytest.approx(want, abs=1e-9)
     every = brute_expected(match, seat, infer_t=INFER_T)
     assert res.info["worlds"] < 7 * 20 and want != every
 
@@ -599,11 +599,11 @@ def test_near_the_target_moves_are_ranked_by_the_chance_of_winning():
     got = {m.move: m for m in res.moves}
     for move, (_, margin, win) in want.items():
         assert got[move].win_chance == pytest.approx(win, abs=1e-6)
-        assert got[move].expected == margin
+        assert got[move].expected_points == margin
     assert res.best == max(want, key=lambda m: want[m][:2])
     # far from the target: ranked by points
     match.scores = [0, 0]
-    assert search(match.view(seat), seed=1).ranked_by == "expected"
+    assert search(match.view(seat), seed=1).ranked_by == "expected_points"
 
 
 def test_ismcts_reports_win_chance_near_the_target():

@@ -15,6 +15,7 @@ import pytest
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from cirulla.server.errors import retry_delay
 from cirulla.solver import Match, Rules, record
 from cirulla.solver.players import GreedyPlayer, self_play
 from cirulla.v1 import engine_service_pb2 as epb
@@ -109,7 +110,7 @@ def test_replay_names_the_first_illegal_event(api, match):
     got = api.rules.ReplayRecord(rpb.ReplayRecordRequest(record=msg))
     assert got.WhichOneof("outcome") == "illegal_event"
     e = got.illegal_event
-    assert (e.index, e.field) == (i, f"record.events[{i}]") and f"does not hold {other}" in e.reason
+    assert (e.index, e.field) == (i, f"record.events[{i}].turn.move") and f"does not hold {other}" in e.reason
 
 
 def test_replay_checks_the_records_claims(api):
@@ -140,7 +141,7 @@ def test_replay_of_something_that_is_not_a_record(api, match):
     msg = record.to_proto(match)
     msg.events.add()                                    # an event of no kind
     assert failure(api.rules.ReplayRecord, rpb.ReplayRecordRequest(record=msg))[1] == \
-        [(f"record.events[{len(msg.events) - 1}]", "an empty event")]
+        [(f"record.events[{len(msg.events) - 1}]", "an empty event: set one of deal, turn, hand_end")]
 
 
 # --- GetHint, StreamHint ---
@@ -221,10 +222,16 @@ def test_choose_move_at_every_strength(api, match):
 def test_full_strength_plays_the_hints_best_move(api, match):
     budget = epb.Budget(iterations=1_500)
     best = api.engine.GetHint(epb.GetHintRequest(view=view_msg(match), budget=budget, seed=8)).hint.best
-    for strength in (epb.STRENGTH_FULL, epb.STRENGTH_UNSPECIFIED):
-        got = api.engine.ChooseMove(epb.ChooseMoveRequest(view=view_msg(match), strength=strength,
-                                                          seed=8, budget=budget))
-        assert got.move == best and got.strength == epb.STRENGTH_FULL
+    got = api.engine.ChooseMove(epb.ChooseMoveRequest(view=view_msg(match), strength=epb.STRENGTH_FULL,
+                                                      seed=8, budget=budget))
+    assert got.move == best and got.strength == epb.STRENGTH_FULL
+
+
+def test_a_strength_is_required(api, match):
+    """A client that misspells a strength (proto-loader turns an unknown name into
+    0) must hear of it, not get full strength silently."""
+    code, violations, _ = failure(api.engine.ChooseMove, epb.ChooseMoveRequest(view=view_msg(match), seed=8))
+    assert code == INVALID and violations[0][0] == "strength" and "required" in violations[0][1]
 
 
 def test_a_beginner_slips(api, match):
@@ -242,7 +249,8 @@ def test_a_forced_move_needs_no_search(api):
         while not m.is_over and len(m.legal_moves) != 1:
             m.play(m.legal_moves[-1])
         if not m.is_over:
-            got = api.engine.ChooseMove(epb.ChooseMoveRequest(view=view_msg(m), seed=1))
+            got = api.engine.ChooseMove(epb.ChooseMoveRequest(view=view_msg(m), seed=1,
+                                                              strength=epb.STRENGTH_CASUAL))
             assert got.move.text == str(m.legal_moves[0]) and got.stats.method == "forced"
             return
     pytest.skip("no forced move found")
@@ -266,11 +274,11 @@ def test_every_view_rpc_names_an_unknown_card(api, match, rpc):
 
 @pytest.mark.parametrize("mutate,field,words", [
     (lambda v: v.table.append(v.hand[0]), "view.table", "also in hand"),            # a card seen twice
-    (lambda v: v.hand.pop(), "view.hand", "hand_sizes"),                           # wrong holding size
-    (lambda v: v.hand_sizes.append(3), "view.hand_sizes", "3 entries for 2"),
+    (lambda v: v.hand.pop(), "view.hand", "it holds 3"),                           # wrong holding size
+    (lambda v: v.hand_sizes.append(3), "view.hand_sizes", "3 entries, but 2 players make 2"),
     (lambda v: v.history[0].deal.hands[1 - v.seat].cards.append("AD"),
      None, "cannot hold seat"),                                                      # another seat's cards
-    (lambda v: v.ClearField("hand"), "view.hand", "hand_sizes"),
+    (lambda v: v.ClearField("hand"), "view.hand", "it holds 3"),
 ])
 def test_bad_views(api, match, mutate, field, words):
     msg = view_msg(match)
@@ -401,7 +409,7 @@ def test_cancel_frees_the_core_within_50_ms(match):
         request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=5_000))
         future = api.engine.GetHint.future(request)
         deadline = time.perf_counter() + 5
-        while s.engine.slots.in_use == 0:
+        while s.service.limits.slots.in_use == 0:
             assert time.perf_counter() < deadline
             time.sleep(0.002)
         code, _, _ = failure(api.engine.GetHint, request)       # the one search slot is taken
@@ -409,7 +417,7 @@ def test_cancel_frees_the_core_within_50_ms(match):
         time.sleep(0.1)
         cancelled = time.perf_counter()
         future.cancel()
-        while s.engine.slots.in_use:
+        while s.service.limits.slots.in_use:
             time.sleep(0.001)
         freed = time.perf_counter() - cancelled
         assert freed < 0.05, f"the search went on {freed * 1000:.0f} ms after the cancel"
@@ -423,26 +431,54 @@ def test_stream_cancel_stops_the_search(match):
         stream = api.engine.StreamHint(epb.StreamHintRequest(
             view=view_msg(match), budget=epb.Budget(time_ms=5_000), interval_ms=20))
         first = next(stream)
-        assert not first.final and s.engine.slots.in_use == 1
+        assert not first.final and s.service.limits.slots.in_use == 1
         cancelled = time.perf_counter()
         stream.cancel()
-        while s.engine.slots.in_use:
+        while s.service.limits.slots.in_use:
             time.sleep(0.001)
         assert time.perf_counter() - cancelled < 0.05
 
 
 def test_cheap_calls_go_on_while_searches_fill_the_cap(match):
-    with running(max_concurrent_searches=1) as s:
+    with running(max_concurrent_searches=1, slot_wait_ms=50) as s:
         api = stubs(s)
         future = api.engine.GetHint.future(epb.GetHintRequest(view=view_msg(match),
                                                               budget=epb.Budget(time_ms=600)))
-        while s.engine.slots.in_use == 0:
+        while s.service.limits.slots.in_use == 0:
             time.sleep(0.002)
         assert api.rules.ListLegalMoves(rpb.ListLegalMovesRequest(view=view_msg(match))).moves
         assert api.engine.GetEngineInfo(epb.GetEngineInfoRequest()).version
-        code, _, message = failure(api.engine.ChooseMove, epb.ChooseMoveRequest(view=view_msg(match)))
-        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "retry" in message
+        try:
+            api.engine.ChooseMove(epb.ChooseMoveRequest(view=view_msg(match), strength=epb.STRENGTH_CASUAL))
+            raise AssertionError("the call found a slot")
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "retry" in e.details()
+            # the retry delay is when the running search should end: within its 600 ms
+            assert 0.01 <= retry_delay(e) <= 0.6
         assert future.result().hint.moves
+
+
+def test_a_call_waits_a_short_while_for_a_search_slot(match):
+    """Past the cap a call queues (first come, first served) for up to
+    slot_wait_ms; with max_waiting_searches calls queued, the next is refused
+    at once, with a RetryInfo."""
+    with running(max_concurrent_searches=1, slot_wait_ms=2_000, max_waiting_searches=1) as s:
+        api = stubs(s)
+        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=300))
+        first = api.engine.GetHint.future(request)
+        while s.service.limits.slots.in_use == 0:
+            time.sleep(0.002)
+        second = api.engine.GetHint.future(request)          # waits for the first to end
+        while s.service.limits.slots.waiting == 0:
+            time.sleep(0.002)
+        started = time.perf_counter()
+        try:
+            api.engine.GetHint(request)                       # the queue is full
+            raise AssertionError("the third call was served")
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and retry_delay(e) is not None
+        assert time.perf_counter() - started < 0.2            # refused at once, not after the wait
+        assert first.result().hint.moves and second.result().hint.moves
 
 
 # --- health, logs ---

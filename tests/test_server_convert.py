@@ -74,7 +74,10 @@ def test_card_seen_twice():
 
 def test_holding_of_the_wrong_size():
     msg = view_msg(choice_position())
-    del msg.hand[-1]                        # hand_sizes still counts it
+    del msg.hand[-1]                        # the history shows it was dealt and not played
+    [(field, problem)] = _violations(msg)
+    assert field == "view.hand" and "holds 3" in problem
+    msg.ClearField("history")               # hand_sizes still counts it
     [(field, problem)] = _violations(msg)
     assert field == "view.hand" and "hand_sizes" in problem
 
@@ -82,6 +85,8 @@ def test_holding_of_the_wrong_size():
 def test_counts_that_do_not_add_up_to_the_deck():
     msg = view_msg(choice_position())
     msg.stock_size -= 1
+    assert _violations(msg) == [("view.stock_size", "29, but the history gives 30")]
+    msg.ClearField("history")
     [(field, problem)] = _violations(msg)
     assert field == "view" and "40" in problem
 
@@ -92,7 +97,7 @@ def test_counts_the_deal_cannot_give():
     holdings out of turn order (R-DEALER, R-SEATS). The core would deal past
     the deck or wait for a card nobody holds."""
     match = choice_position()
-    view = match.view(match.to_move)
+    view = dataclasses.replace(match.view(match.to_move), history=())     # the counts alone
     unseen = view.unseen()
     piles = (view.piles[0], tuple(view.piles[1]) + tuple(unseen[:view.stock_size - 2]))
     moved = convert.view_to_proto(dataclasses.replace(view, piles=piles, stock_size=2))
@@ -105,6 +110,10 @@ def test_counts_the_deal_cannot_give():
     skewed = convert.view_to_proto(dataclasses.replace(view, dealer=1))
     [(field, problem)] = _violations(skewed)
     assert field == "view.hand_sizes[1]" and "R-DEALER" in problem
+    # with the hand's history, the replay names the fields it contradicts
+    msg = view_msg(match)
+    msg.round = 2
+    assert _violations(msg) == [("view.round", "2, but the history gives 0")]
 
 
 def test_view_cannot_carry_other_seats_dealt_cards():
@@ -149,7 +158,7 @@ def test_a_history_that_does_not_fit_the_table_is_named():
     else:                                           # make it a capture of a card still on the table
         msg.history[index].turn.move.captured.append(str(next(c for c in view.table if c != move.card)))
     [(field, problem)] = _violations(msg)
-    assert field == f"view.history[{index}]" and "does not fit the table" in problem
+    assert field == f"view.history[{index}].turn.move" and "does not fit the table" in problem
 
 
 def test_only_the_seat_to_move_has_moves():

@@ -1,0 +1,175 @@
+"""The server's limits on work, written once for every RPC and the JSON-lines
+engine: a request's budget checked against the caps and bounded by the
+call's deadline, search slots (one per search thread) with a short bounded
+wait for a free one, and a cancel token the call's end trips.
+
+A call is anything with ``time_remaining()`` (seconds, or None) and
+``add_callback(fn)`` (False if the call has ended): a grpc.ServicerContext, or
+the engine mode's own query.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator, Protocol
+
+import grpc
+
+from cirulla.solver.search import CancelToken
+from cirulla.v1 import engine_service_pb2 as epb
+
+from .config import ServerConfig
+from .errors import BadRequest, RpcError
+
+MIN_SEARCH_MS = 1.0                 # what a call gets whose deadline leaves nothing
+MIN_RETRY_S = 0.01
+
+
+class Call(Protocol):
+    def time_remaining(self) -> float | None: ...
+    def add_callback(self, callback: Callable[[], None]) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One search's budget after the caps and the deadline."""
+    time_ms: float
+    iterations: int | None
+    threads: int
+    deadline_bound: bool            # the deadline, not the request, set time_ms
+
+    def cut_short(self, searched_short: bool) -> bool:
+        """Short of what was asked: the search says so (a cancel, or time running
+        out before an iteration budget), or the deadline took time the request
+        had asked for."""
+        return bool(searched_short) or (self.deadline_bound and self.iterations is None)
+
+
+class Limits:
+    def __init__(self, config: ServerConfig):
+        self.config = config
+        self.slots = SearchSlots(config.max_concurrent_searches, wait_ms=config.slot_wait_ms,
+                                 max_waiting=config.max_waiting_searches)
+
+    def check_budget(self, budget: epb.Budget, field: str = "budget") -> None:
+        """BadRequest naming every field of the budget past the server's caps."""
+        c = self.config
+        problems = [(f"{field}.{name}", f"{value} is out of range 0..{cap}")
+                    for name, value, cap in (("time_ms", budget.time_ms, c.max_budget_ms),
+                                             ("iterations", budget.iterations, c.max_iterations),
+                                             ("threads", budget.threads, c.thread_cap))
+                    if not 0 <= value <= cap]
+        if problems:
+            raise BadRequest(problems)
+
+    def plan(self, budget: epb.Budget, call: Call, field: str = "budget") -> Plan:
+        """The budget a search gets: the request's within the caps, an iteration
+        budget alone still bounded in time by the server's cap, all of it ending
+        before the call's deadline (less the margin to send the answer)."""
+        self.check_budget(budget, field)
+        c = self.config
+        time_ms = float(budget.time_ms or (c.max_budget_ms if budget.iterations else c.default_budget_ms))
+        plan = Plan(time_ms, budget.iterations or None, budget.threads or 1, False)
+        return self.bound_by_deadline(plan, call)
+
+    def bound_by_deadline(self, plan: Plan, call: Call) -> Plan:
+        remaining = call.time_remaining()
+        if remaining is not None:
+            room = remaining * 1000 - self.config.deadline_margin_ms
+            if room < plan.time_ms:
+                return replace(plan, time_ms=max(room, MIN_SEARCH_MS), deadline_bound=True)
+        return plan
+
+    @contextmanager
+    def searching(self, plan: Plan, call: Call) -> Iterator[Plan]:
+        """Hold the plan's search slots while the block runs, waiting for them a
+        short while (never past the deadline); the plan is bounded again by the
+        time the wait left."""
+        remaining = call.time_remaining()
+        deadline_wait = None if remaining is None else max(remaining - self.config.deadline_margin_ms / 1000, 0)
+        with self.slots.hold(plan.threads, expected_ms=plan.time_ms, at_most=deadline_wait):
+            yield self.bound_by_deadline(plan, call)
+
+    @staticmethod
+    def cancel_token(call: Call) -> CancelToken:
+        """A token tripped when the call ends (cancelled, timed out, or done)."""
+        token = CancelToken()
+        if not call.add_callback(token.cancel):     # the call has ended already
+            token.cancel()
+        return token
+
+
+class SearchSlots:
+    """Search threads in use, against the cap. A call that finds no free slot
+    waits its turn (first come, first served) up to `wait_ms`, with at most
+    `max_waiting` calls waiting; past that it gets RESOURCE_EXHAUSTED with a
+    google.rpc.RetryInfo of when a slot should be free."""
+
+    def __init__(self, capacity: int, *, wait_ms: int = 0, max_waiting: int = 0):
+        self.capacity = capacity
+        self.wait_ms = wait_ms
+        self.max_waiting = max_waiting
+        self._used = 0
+        self._ends: dict[int, float] = {}     # holder -> when it expects to finish (monotonic)
+        self._queue: list[int] = []           # tickets of the waiting calls, in order
+        self._tickets = itertools.count()
+        self._cond = threading.Condition()
+
+    @property
+    def in_use(self) -> int:
+        with self._cond:
+            return self._used
+
+    @property
+    def waiting(self) -> int:
+        with self._cond:
+            return len(self._queue)
+
+    def acquire(self, n: int, *, expected_ms: float = 0.0, at_most: float | None = None) -> int:
+        """Take n slots, waiting up to the configured time (and `at_most`
+        seconds); a ticket to release them with."""
+        wait = self.wait_ms / 1000 if at_most is None else min(self.wait_ms / 1000, at_most)
+        with self._cond:
+            ticket = next(self._tickets)
+            if not self._free(n, ticket, queued=False):
+                if len(self._queue) >= self.max_waiting or wait <= 0:
+                    raise self._refusal(n)
+                self._queue.append(ticket)
+                try:
+                    if not self._cond.wait_for(lambda: self._free(n, ticket, queued=True), wait):
+                        raise self._refusal(n)
+                finally:
+                    self._queue.remove(ticket)
+                    self._cond.notify_all()       # the next in line may fit now
+            self._used += n
+            self._ends[ticket] = time.monotonic() + expected_ms / 1000
+            return ticket
+
+    def release(self, n: int, ticket: int) -> None:
+        with self._cond:
+            self._used -= n
+            self._ends.pop(ticket, None)
+            self._cond.notify_all()
+
+    @contextmanager
+    def hold(self, n: int, *, expected_ms: float = 0.0, at_most: float | None = None):
+        ticket = self.acquire(n, expected_ms=expected_ms, at_most=at_most)
+        try:
+            yield
+        finally:
+            self.release(n, ticket)
+
+    def _free(self, n: int, ticket: int, *, queued: bool) -> bool:
+        ahead = self._queue.index(ticket) if queued else len(self._queue)
+        return ahead == 0 and self._used + n <= self.capacity
+
+    def _refusal(self, n: int) -> RpcError:
+        now = time.monotonic()
+        soonest = min((end - now for end in self._ends.values()), default=0.0)
+        return RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"the server is running {self._used} of {self.capacity} search threads "
+                        f"and {len(self._queue)} call(s) wait for one; this call needs {n}: retry later",
+                        retry_after=max(soonest, MIN_RETRY_S))

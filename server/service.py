@@ -1,0 +1,233 @@
+"""The cirulla.v1 RPCs as plain methods, whatever carries them.
+
+Each method takes a request message and a call (its deadline and its end:
+see limits.Call) and returns the response message, or yields them for a
+stream; bad input raises BadRequest naming every field at fault, other
+refusals RpcError. The gRPC servicers (servicers.py) and the JSON-lines
+engine (`cirulla engine`) are thin shells around this class.
+"""
+from __future__ import annotations
+
+import queue
+import random
+import threading
+from contextlib import contextmanager
+from importlib import metadata
+from typing import Iterator
+
+from cirulla.solver import analysis, players, record
+from cirulla.solver.errors import CirullaError
+from cirulla.solver.rules import Rules
+from cirulla.solver.search import SearchResult, equity_table, search
+from cirulla.solver.view import SeatView
+from cirulla.v1 import analysis_service_pb2 as apb
+from cirulla.v1 import engine_service_pb2 as epb
+from cirulla.v1 import rules_service_pb2 as rpb
+
+from . import convert, positions
+from .config import ServerConfig
+from .convert import Problems
+from .errors import BadRequest
+from .limits import Call, Limits, Plan
+
+MIN_INTERVAL_MS, MAX_INTERVAL_MS = 10, 60_000
+DEFAULT_INTERVAL_MS = 250
+ITERATIONS_PER_MS = 300             # a search thread's pace, for the time an analysis expects to hold its slots
+
+# the Strength enum's levels: the solver's (players.LEVELS), which `cirulla play` offers too
+STRENGTHS = {
+    epb.STRENGTH_BEGINNER: players.level("beginner"),
+    epb.STRENGTH_CASUAL: players.level("casual"),
+    epb.STRENGTH_INTERMEDIATE: players.level("intermediate"),
+    epb.STRENGTH_ADVANCED: players.level("advanced"),
+    epb.STRENGTH_FULL: players.level("full"),
+}
+
+
+class Service:
+    def __init__(self, config: ServerConfig):
+        self.config = config
+        self.limits = Limits(config)
+
+    def warm_up(self, presets) -> None:
+        """Build the match-equity tables of these presets now, not in a call's deadline."""
+        for name in presets:
+            equity_table(Rules.preset(name))
+
+    # --- EngineService ---
+
+    def get_hint(self, request: epb.GetHintRequest, call: Call) -> epb.GetHintResponse:
+        problems = Problems()
+        view = problems.check(self._view_to_move, request.view)
+        problems.check(self.limits.check_budget, request.budget)
+        problems.raise_any()
+        plan = self.limits.plan(request.budget, call)
+        with self.limits.searching(plan, call) as plan:
+            result = self._search(view, plan, request.seed, call)
+        return epb.GetHintResponse(hint=self._hint(result, plan, request.seed),
+                                   view=convert.view_to_proto(view))
+
+    def stream_hint(self, request: epb.StreamHintRequest, call: Call) -> Iterator[epb.StreamHintResponse]:
+        problems = Problems()
+        view = problems.check(self._view_to_move, request.view)
+        problems.check(self.limits.check_budget, request.budget)
+        interval = request.interval_ms or DEFAULT_INTERVAL_MS
+        if not MIN_INTERVAL_MS <= interval <= MAX_INTERVAL_MS:
+            problems.add("interval_ms", f"{interval} is out of range {MIN_INTERVAL_MS}..{MAX_INTERVAL_MS}")
+        problems.raise_any()
+        yield from self.progress(view, self.limits.plan(request.budget, call), request.seed, call, interval)
+
+    def progress(self, view: SeatView, plan: Plan, seed: int, call: Call,
+                 interval_ms: int) -> Iterator[epb.StreamHintResponse]:
+        """A search's interim rankings every `interval_ms`, then its final one.
+        The search runs on its own thread and holds its slots only while it runs."""
+        updates: queue.Queue = queue.Queue()
+        token = self.limits.cancel_token(call)
+        held = self.limits.searching(plan, call)
+        plan = held.__enter__()
+
+        def run():
+            try:
+                with _view_errors():
+                    updates.put(("final", search(
+                        view, iterations=plan.iterations, time_ms=plan.time_ms, seed=seed,
+                        threads=plan.threads, cancel=token, progress_interval_ms=interval_ms,
+                        on_progress=lambda interim: updates.put(("interim", interim)))))
+            except BaseException as e:      # noqa: BLE001 - handed to the caller's thread
+                updates.put(("error", e))
+            finally:
+                held.__exit__(None, None, None)   # the core is free as soon as the search ends
+
+        threading.Thread(target=run, name="cirulla-stream-search", daemon=True).start()
+        try:
+            while True:
+                kind, value = updates.get()
+                if kind == "error":
+                    raise value
+                final = kind == "final"
+                hint = self._hint(value, plan, seed) if final else \
+                    convert.hint_to_proto(value, seed, cut_short=False)
+                yield epb.StreamHintResponse(hint=hint, final=final)
+                if final:
+                    return
+        finally:
+            token.cancel()                  # the caller left: stop the search
+
+    def choose_move(self, request: epb.ChooseMoveRequest, call: Call) -> epb.ChooseMoveResponse:
+        problems = Problems()
+        view = problems.check(self._view_to_move, request.view)
+        problems.check(self.limits.check_budget, request.budget)
+        level = STRENGTHS.get(request.strength)
+        if level is None:
+            problems.add("strength", f"{_strength_name(request.strength)}: name one of "
+                                     + ", ".join(epb.Strength.Name(s) for s in STRENGTHS))
+        problems.raise_any()
+        strength = request.strength
+        legal = positions.legal_moves(view)
+        if len(legal) == 1:                 # nothing to think about
+            return epb.ChooseMoveResponse(move=convert.move_to_proto(legal[0]), strength=strength,
+                                          stats=epb.EngineStats(method="forced", seed=request.seed))
+        budget = request.budget
+        if strength != epb.STRENGTH_FULL or not (budget.time_ms or budget.iterations):
+            # a level's own budget; full strength without one: reproducible by seed
+            budget = epb.Budget(iterations=min(level.iterations, self.config.max_iterations),
+                                threads=budget.threads if strength == epb.STRENGTH_FULL else 0)
+        plan = self.limits.plan(budget, call)
+        with self.limits.searching(plan, call) as plan:
+            result = self._search(view, plan, request.seed, call)
+        rng = random.Random(f"{request.seed}/{strength}")
+        move = result.best if strength == epb.STRENGTH_FULL else \
+            level.pick(result, rng, lambda: positions.greedy_move(view))
+        return epb.ChooseMoveResponse(move=convert.move_to_proto(move), strength=strength,
+                                      cut_short=plan.cut_short(result.cut_short),
+                                      stats=convert.stats_to_proto(result, request.seed))
+
+    def get_engine_info(self, request: epb.GetEngineInfoRequest, call: Call) -> epb.GetEngineInfoResponse:
+        return convert.engine_info_to_proto(version=version(), config=self.config, strengths=list(STRENGTHS))
+
+    # --- RulesService ---
+
+    def list_legal_moves(self, request: rpb.ListLegalMovesRequest, call: Call) -> rpb.ListLegalMovesResponse:
+        view = convert.view_from_proto(request.view)
+        return rpb.ListLegalMovesResponse(moves=[convert.move_to_proto(m) for m in positions.legal_moves(view)])
+
+    def replay_record(self, request: rpb.ReplayRecordRequest, call: Call) -> rpb.ReplayRecordResponse:
+        convert.check_record(request.record)
+        try:
+            match = record.from_proto(request.record)
+        except CirullaError as e:
+            # the header was checked above: what the replay rejects is an event, or the winner
+            event = getattr(e, "event", None)
+            return rpb.ReplayRecordResponse(illegal_event=rpb.IllegalEvent(
+                index=-1 if event is None else event, field=convert.path("record", e.field), reason=e.reason))
+        return rpb.ReplayRecordResponse(state=convert.match_state_to_proto(match))
+
+    # --- AnalysisService ---
+
+    def analyze_game(self, request: apb.AnalyzeGameRequest, call: Call) -> Iterator[apb.AnalyzeGameResponse]:
+        c = self.config
+        problems = Problems()
+        for name, cap in (("iterations", c.max_iterations), ("threads", c.thread_cap)):
+            if not 0 <= getattr(request, name) <= cap:
+                problems.add(name, f"{getattr(request, name)} is out of range 0..{cap}")
+        match = problems.check(convert.record_from_proto, request.record)
+        problems.raise_any()
+        threads = request.threads or min(analysis.DEFAULT_JOBS, c.thread_cap)
+        iterations = request.iterations or analysis.DEFAULT_ITERATIONS
+        total = analysis.decision_count(match)
+        token = self.limits.cancel_token(call)
+        expected_ms = 3 * total * iterations / ITERATIONS_PER_MS / threads
+        with self.limits.slots.hold(threads, expected_ms=expected_ms):
+            stream = analysis.analyze(match, iterations=iterations, seed=request.seed, jobs=threads, cancel=token)
+            try:
+                done = 0
+                for item in stream:
+                    if isinstance(item, analysis.Decision):
+                        done += 1
+                        yield apb.AnalyzeGameResponse(decision=convert.decision_to_proto(item),
+                                                      done=done, total=total)
+                    else:
+                        yield apb.AnalyzeGameResponse(summary=convert.summary_to_proto(item),
+                                                      done=done, total=total)
+            finally:
+                stream.close()              # the caller left: stop the searches
+
+    # --- shared ---
+
+    @staticmethod
+    def _view_to_move(msg) -> SeatView:
+        """The request's view, which must be the seat to move's, with a move to make."""
+        view = convert.view_from_proto(msg)
+        positions.legal_moves(view)
+        return view
+
+    def _search(self, view: SeatView, plan: Plan, seed: int, call: Call) -> SearchResult:
+        with _view_errors():
+            return search(view, iterations=plan.iterations, time_ms=plan.time_ms, seed=seed,
+                          threads=plan.threads, cancel=self.limits.cancel_token(call))
+
+    @staticmethod
+    def _hint(result: SearchResult, plan: Plan, seed: int) -> epb.Hint:
+        return convert.hint_to_proto(result, seed, cut_short=plan.cut_short(result.cut_short))
+
+
+def _strength_name(number: int) -> str:
+    if number == epb.STRENGTH_UNSPECIFIED:
+        return "required"
+    return f"unknown value {number}"
+
+
+@contextmanager
+def _view_errors():
+    """A view the search rejects after the server's checks passed it is still bad input."""
+    try:
+        yield
+    except CirullaError as e:
+        raise convert.bad_request(e, "view") from None
+
+
+def version() -> str:
+    try:
+        return metadata.version("cirulla")
+    except metadata.PackageNotFoundError:
+        return "unknown"

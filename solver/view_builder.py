@@ -1,0 +1,342 @@
+"""A SeatView from what a client app knows, with the rest filled in by the rules.
+
+A client tracks its own seat, the dealer, its hand, the table, the scores and
+the plays it saw this hand. Everything else a view holds (the cards each seat
+holds, the stock, the piles, the scope, the declarations, who captured last,
+the round) follows from those by the rules, so the client may leave it out:
+
+* with the hand's **history** (its plays in order from the hand's first,
+  declarations included; a ``Deal`` of round 0 is needed only when the
+  dealer's buona took the table), the hand is replayed through the rules on
+  one world consistent with what the seat saw, and every left-out field is
+  read off it; every field the client did give is checked against it;
+* without one, the counts follow from the round, the dealer and the seat to
+  move (``hand_sizes_at``), and the per-seat rows of a fresh round are used
+  (nothing played, declared or captured).
+
+Every problem is collected and raised at once as a ViewError, each naming the
+field at fault (``hand_sizes[1]``, ``history[3].turn.move``).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from .cards import Card, cards_of, format_cards, mask_of
+from .errors import CirullaError, ViewError, Violation
+from .events import Deal, HandEnd, Turn
+from .match import Match
+from .rules import Rules
+from .view import SeatView, hand_sizes_at, stock_after
+
+Cards = Sequence[Card]
+
+MAX_HAND_NUMBER = 1000          # beyond it a number cannot come from a real match
+
+
+def build_view(rules: Rules, *, seat: int, dealer: int, hand: Cards, table: Cards,
+               to_move: int | None = None, scores: Sequence[int] | None = None,
+               history: Sequence[Deal | Turn | HandEnd] = (), hand_number: int = 0,
+               round: int | None = None, hand_sizes: Sequence[int] | None = None,
+               stock_size: int | None = None, public: Sequence[Cards] | None = None,
+               piles: Sequence[Cards] | None = None, scope: Sequence[int] | None = None,
+               declarations: Sequence[int] | None = None, declared: Sequence[bool] | None = None,
+               played_this_round: Sequence[Cards] | None = None, last_capturer: int | None = None,
+               matta_as: int | None = None, known_problems: Sequence[Violation] = ()) -> SeatView:
+    """The checked view of `seat`; None (or an empty row) means "left out: fill it in".
+
+    `known_problems` are those the caller found reading its input (an unknown
+    card): with any, only the checks that need no cards run, and every problem
+    is raised together.
+
+    :raises ViewError: naming every field at fault.
+    """
+    n, sides = rules.players, rules.n_sides
+    given = dict(to_move=to_move, round=round or None, hand_sizes=_row(hand_sizes),
+                 stock_size=stock_size or None, public=_row(public), piles=_row(piles), scope=_row(scope),
+                 declarations=_row(declarations), declared=_row(declared),
+                 played_this_round=_row(played_this_round), last_capturer=last_capturer, matta_as=matta_as)
+    scores = tuple(scores) if scores else (0,) * sides
+    problems = list(known_problems) + _shape(rules, seat=seat, dealer=dealer, hand=hand, table=table,
+                                             scores=scores, history=history, hand_number=hand_number, **given)
+    if problems:
+        raise ViewError(_unique(problems))
+    complete_history = any(isinstance(e, Deal) and e.round == 0 for e in history)
+    if given["hand_sizes"] is None or complete_history:
+        view = _replayed(rules, seat, dealer, tuple(hand), tuple(table), tuple(history))
+        view = dataclasses.replace(view, scores=scores, hand_number=hand_number, history=tuple(
+            dataclasses.replace(e, hand=hand_number) if isinstance(e, Deal) else e for e in view.history))
+        problems = _differences(view, given, table)
+    else:
+        view = _fresh_round(rules, seat, dealer, tuple(hand), tuple(table), tuple(history), scores,
+                            hand_number, given)
+        problems = []
+    problems += view.problems()
+    if problems:
+        raise ViewError(_unique(problems))
+    return view
+
+
+def _row(values) -> tuple | None:
+    return tuple(tuple(v) if isinstance(v, (list, tuple)) else v for v in values) if values else None
+
+
+def _unique(problems: list[Violation]) -> list[Violation]:
+    return list(dict.fromkeys(problems))
+
+
+# --- what can be checked before anything is derived ----------------------------------
+
+def _shape(rules: Rules, *, seat, dealer, hand, table, scores, history, hand_number, **given) -> list[Violation]:
+    n, sides = rules.players, rules.n_sides
+    out = []
+    for name, value in (("seat", seat), ("dealer", dealer), ("to_move", given["to_move"])):
+        if value is not None and not 0 <= value < n:
+            out.append(Violation(name, f"{value} is not a seat 0..{n - 1} (R-SEATS)"))
+    if not 0 <= hand_number <= MAX_HAND_NUMBER:
+        out.append(Violation("hand_number", f"{hand_number} is out of range 0..{MAX_HAND_NUMBER}"))
+    if given["round"] is not None and not (given["round"] > 0 and stock_after(rules, given["round"]) >= 0):
+        out.append(Violation("round", f"a hand of {n} players has no round {given['round']} (R-DEAL)"))
+    if len(scores) != sides:
+        out.append(Violation("scores", f"{len(scores)} entries, but {n} players make {sides}: one per side "
+                                       "(R-SIDES); leave it out for 0 each"))
+    out += [Violation(f"scores[{i}]", f"{v} is negative") for i, v in enumerate(scores) if v < 0]
+    seen: dict[Card, str] = {}
+    for name, cards in [("hand", hand), ("table", table)] + [
+            (f"piles[{s}]", p) for s, p in enumerate(given["piles"] or ())]:
+        for c in cards:
+            if c in seen:
+                out.append(Violation(name, f"{c} is also in {seen[c]}"))
+            seen.setdefault(c, name)
+    for name, length, of in (("hand_sizes", n, "seat"), ("public", n, "seat"), ("declared", n, "seat"),
+                             ("played_this_round", n, "seat"), ("piles", sides, "side"),
+                             ("scope", sides, "side"), ("declarations", sides, "side")):
+        row = given[name]
+        if row is not None and len(row) != length:
+            out.append(Violation(name, f"{len(row)} entries, but {n} players make {length}: one per {of}"
+                                       " (R-SIDES); leave it out to have it filled in"))
+    for i, e in enumerate(history):
+        if isinstance(e, HandEnd):
+            out.append(Violation(f"history[{i}]", "a hand_end: the history holds this hand's events only"))
+        elif isinstance(e, Turn) and not 0 <= e.seat < n:
+            out.append(Violation(f"history[{i}].turn.seat", f"{e.seat} is not a seat 0..{n - 1} (R-SEATS)"))
+        elif isinstance(e, Deal) and 0 <= seat < n:
+            for s, h in enumerate(e.hands):
+                if h and s != seat:
+                    out.append(Violation(f"history[{i}].deal.hands[{s}]",
+                                         f"seat {seat}'s view cannot hold seat {s}'s dealt cards"))
+    return out
+
+
+# --- with the hand's history: replayed through the rules ----------------------------
+
+def _replayed(rules: Rules, seat: int, dealer: int, hand: tuple[Card, ...], table: tuple[Card, ...],
+              history: tuple) -> SeatView:
+    """The view after replaying the history on one world consistent with it.
+
+    The other seats' unseen cards are placed arbitrarily: nothing the seat can
+    see depends on where they are. The replay allows every declaration as
+    optional, because with mandatory declarations (R-DECL-CHOICE) an arbitrary
+    placement could hand a seat a buona it would have had to declare.
+    """
+    n, r = rules.players, rules
+    plays = [(i, e) for i, e in enumerate(history) if isinstance(e, Turn) and not e.move.is_declaration]
+    start = _table_at_start(r, table, plays, history)
+    by_seat: list[list[Card]] = [[] for _ in range(n)]
+    for _, e in plays:
+        by_seat[e.seat].append(e.move.card)
+    current, before = _current_round(r, len(plays))
+    shown = _declared_this_round(r, history, n, before)
+    known = set(start) | {c for cs in by_seat for c in cs} | set(hand) | {c for cs in shown for c in cs}
+    unseen = [c for c in map(Card, range(40)) if c not in known]
+    hands_now = []
+    for s in range(n):
+        played_now = by_seat[s][sum(r.round_cards(k) for k in range(current)):]
+        if s == seat:
+            if set(hand) & set(played_now):
+                raise ViewError([("hand", f"{format_cards(set(hand) & set(played_now))} played this round "
+                                          "(history) and still in the hand")])
+            holding = list(played_now) + list(hand)
+        else:
+            holding = list(dict.fromkeys(list(played_now) + list(shown[s])))
+            want = r.round_cards(current) - len(holding)
+            holding += unseen[:max(want, 0)]
+            del unseen[:max(want, 0)]
+        hands_now.append(holding)
+    if len(hands_now[seat]) != r.round_cards(current):
+        raise ViewError([("hand", f"{len(hand)} cards, but seat {seat} got {r.round_cards(current)} in round "
+                                  f"{current} and played {len(hands_now[seat]) - len(hand)} of them "
+                                  f"(history): it holds {r.round_cards(current) - len(hands_now[seat]) + len(hand)} "
+                                  "(R-DEAL)")])
+
+    def dealt(rnd: int) -> list[list[Card]]:
+        if rnd == current:
+            return hands_now
+        lo = sum(r.round_cards(k) for k in range(rnd))
+        return [by_seat[s][lo:lo + r.round_cards(rnd)] for s in range(n)]
+
+    match = Match(r.replace(declarations="optional"), dealer=dealer, manual_deal=True)
+    dealt_rounds = 0
+
+    def deal_due(at: str) -> None:
+        nonlocal dealt_rounds
+        while match.phase == "deal":
+            event = match.deal(dealt(dealt_rounds), start if dealt_rounds == 0 else ())
+            dealt_rounds += 1
+            if event.void:
+                raise ViewError([(at, f"the table at the start of the hand ({format_cards(start)}) makes the "
+                                      "deal void: two or more aces (R-MONTE)")])
+        if match.phase == "over":
+            raise ViewError([(at, "the match is over at the deal (R-CAPOTUN)")])
+
+    deal_due("history")
+    for i, e in enumerate(history):
+        if isinstance(e, Deal):
+            _check_deal(e, i, seat, dealt, match, start)
+        elif isinstance(e, Turn):
+            deal_due(f"history[{i}]")
+            if e.seat != match.to_move:
+                raise ViewError([(f"history[{i}].turn.seat", f"seat {e.seat} plays, but it is seat "
+                                                             f"{match.to_move}'s turn (R-DEALER, R-SEATS)")])
+            try:
+                turn = match.play(e.move)
+            except CirullaError as err:
+                raise ViewError([(f"history[{i}].turn.move", err.reason)]) from None
+            if e.scopa and not turn.scopa:
+                raise ViewError([(f"history[{i}].turn.scopa", f"{e.move} does not sweep the table (R-SCOPA)")])
+    deal_due("history")
+    if match.phase != "play":
+        raise ViewError([("history", "every card of the hand has been played: the hand is over")])
+    view = match.view(seat)
+    return dataclasses.replace(view, rules=rules)
+
+
+def _table_at_start(r: Rules, table: tuple[Card, ...], plays, history) -> list[Card]:
+    """The table the hand's first play found, rebuilt backwards from today's
+    (a capture took its cards off the table, a card played without one stayed)."""
+    t = mask_of(table)
+    for i, e in reversed(plays):
+        card, take = mask_of([e.move.card]), mask_of(e.move.captured)
+        if (take and t & (take | card)) or (not take and not t & card):
+            raise ViewError([(f"history[{i}].turn.move", f"{e.move} does not fit the table after it "
+                                                         f"({format_cards(cards_of(t)) or 'empty'})")])
+        t = t | take if take else t & ~card
+    rebuilt = cards_of(t)
+    deal = next(((i, e) for i, e in enumerate(history) if isinstance(e, Deal) and e.round == 0), None)
+    if deal is not None:
+        i, e = deal
+        if rebuilt and set(rebuilt) != set(e.table):
+            raise ViewError([(f"history[{i}].deal.table",
+                              f"{format_cards(e.table) or 'empty'}, but the plays since leave "
+                              f"{format_cards(rebuilt)} on the table at the start of the hand")])
+        return list(e.table)
+    if not rebuilt:
+        raise ViewError([("history", "the plays leave an empty table at the start of the hand: if the "
+                                     "dealer's buona took it (R-DEALER-BUONA), give the hand's first deal "
+                                     "(an event `deal` with the table cards)")])
+    if len(rebuilt) != r.table_cards:
+        raise ViewError([("history", f"the plays given leave {len(rebuilt)} cards on the table at the start "
+                                     f"of the hand ({format_cards(rebuilt)}), where the deal lays "
+                                     f"{r.table_cards} (R-DEAL): give every play of this hand in order, from "
+                                     "its first, or give hand_sizes, piles, scope and the rest of the view")])
+    return rebuilt
+
+
+def _current_round(r: Rules, plays: int) -> tuple[int, int]:
+    """The round in play after `plays` card plays, and the plays of the rounds before it."""
+    rnd, before = 0, 0
+    while before + r.players * r.round_cards(rnd) <= plays:
+        before += r.players * r.round_cards(rnd)
+        rnd += 1
+        if stock_after(r, rnd) < 0:
+            raise ViewError([("history", "every card of the hand has been played: the hand is over")])
+    return rnd, before
+
+
+def _declared_this_round(r: Rules, history, n: int, before: int) -> list[list[Card]]:
+    """The cards each seat showed by declaring in the current round (R-DECL-WHEN)."""
+    shown: list[list[Card]] = [[] for _ in range(n)]
+    plays = 0
+    for e in history:
+        if not isinstance(e, Turn):
+            continue
+        if not e.move.is_declaration:
+            plays += 1
+        elif plays >= before:
+            shown[e.seat] += sorted(e.move.declared | e.move.declared_second)
+    return shown
+
+
+def _check_deal(e: Deal, i: int, seat: int, dealt, match: Match, start) -> None:
+    """A deal the client sent: it must be the one the plays imply."""
+    if e.round == 0 and e.void:
+        return
+    own = e.hands[seat] if seat < len(e.hands) else ()
+    if own and set(own) != set(dealt(e.round)[seat]):
+        raise ViewError([(f"history[{i}].deal.hands[{seat}]",
+                          f"{format_cards(own)}, but the plays and the hand show seat {seat} got "
+                          f"{format_cards(dealt(e.round)[seat])} in round {e.round}")])
+    if e.dealer != match.dealer:
+        raise ViewError([(f"history[{i}].deal.dealer", f"{e.dealer}, but the view's dealer is {match.dealer}")])
+
+
+def _differences(view: SeatView, given: dict, table) -> list[Violation]:
+    """The fields the client gave that the replay contradicts."""
+    out = []
+    if set(view.table) != set(table):
+        out.append(Violation("table", f"{format_cards(table) or 'empty'}, but the history leaves "
+                                      f"{format_cards(view.table) or 'nothing'} (R-DEALER-BUONA?)"))
+    per_seat_cards = ("public", "piles", "played_this_round")
+    for name, value in given.items():
+        if value is None:
+            continue
+        derived = getattr(view, name)
+        if name in per_seat_cards:
+            value = tuple(frozenset(v) for v in value)
+            derived = tuple(frozenset(v) for v in derived)
+        elif isinstance(derived, tuple):
+            value = tuple(value)
+        if value != derived:
+            out.append(Violation(name, f"{_show(value)}, but the history gives {_show(derived)}"))
+    return out
+
+
+def _show(value) -> str:
+    if isinstance(value, tuple) and value and isinstance(value[0], frozenset):
+        return "[" + ", ".join(format_cards(v) or "none" for v in value) + "]"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+# --- without a history: a round's counts, nothing else known -------------------------
+
+def _fresh_round(rules: Rules, seat: int, dealer: int, hand, table, history, scores, hand_number,
+                 given: dict) -> SeatView:
+    n, sides = rules.players, rules.n_sides
+    rnd = given["round"] or 0
+    to_move = given["to_move"] if given["to_move"] is not None else seat
+    sizes = given["hand_sizes"]
+    if sizes is None:
+        first = (dealer + 1) % n
+        ahead = 1 if (seat - first) % n < (to_move - first) % n else 0
+        sizes = tuple(hand_sizes_at(rules, dealer, to_move, len(hand) + ahead))
+    played = given["played_this_round"]
+    if played is None:
+        # each seat's last plays in the history, as many as its count says it made this round
+        plays = [e for e in history if isinstance(e, Turn) and not e.move.is_declaration]
+        played = []
+        for s in range(n):
+            k = max(rules.round_cards(rnd) - sizes[s], 0)
+            mine = [e.move.card for e in plays if e.seat == s]
+            played.append(tuple(mine[len(mine) - k:]) if k and len(mine) >= k else ())
+    stock = given["stock_size"] if given["stock_size"] is not None else max(stock_after(rules, rnd), 0)
+    last = given["last_capturer"]
+    return SeatView(
+        rules=rules, seat=seat, hand_number=hand_number, dealer=dealer, round=rnd, to_move=to_move,
+        hand=hand, table=table, hand_sizes=tuple(sizes), stock_size=stock,
+        public=given["public"] or ((),) * n, piles=given["piles"] or ((),) * sides,
+        scope=given["scope"] or (0,) * sides, declarations=given["declarations"] or (0,) * sides,
+        declared=given["declared"] or (False,) * n, played_this_round=tuple(played),
+        last_capturer=-1 if last is None else last, matta_as=given["matta_as"], scores=scores,
+        history=tuple(history))
