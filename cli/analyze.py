@@ -27,9 +27,8 @@ def _remote(match: Match, args) -> Iterator[Decision | Summary]:
     from cirulla.server.convert import decision_from_proto, summary_from_proto
     from cirulla.v1 import analysis_service_pb2 as apb
 
-    from .main import _remote as connect
-    from .remote import rpc_error
-    with connect(args) as remote:
+    from .remote import Remote, rpc_error
+    with Remote.of(args) as remote:
         request = apb.AnalyzeGameRequest(record=record.to_proto(match), iterations=args.iterations or 0,
                                          threads=args.jobs, seed=args.seed)
         try:
@@ -82,13 +81,12 @@ def run_analysis(match: Match, args, console: Console) -> int:
         except OSError as e:
             raise CliError(f"cannot write {args.html}: {e.strerror}") from None
     if args.json:
-        from google.protobuf import json_format
-
         from cirulla.server.convert import decision_to_proto, summary_to_proto
+        from cirulla.v1 import analysis_service_pb2 as apb
 
-        from .main import _emit_json
-        _emit_json({"decisions": [json_format.MessageToDict(decision_to_proto(d)) for d in decisions],
-                    "summary": json_format.MessageToDict(summary_to_proto(summary))})
+        from .output import emit
+        emit(apb.GameAnalysis(decisions=[decision_to_proto(d) for d in decisions],
+                              summary=summary_to_proto(summary)))
     else:
         show(match, decisions, summary, console, every=args.all)
     if args.html:

@@ -13,7 +13,9 @@ from cirulla.solver.errors import CirullaError
 from cirulla.solver.players import LEVELS, LEVEL_NAMES, make_player
 from cirulla.solver.rules import PRESETS, Rules
 
-from .remote import BAD_INPUT, NO_FILE, OK, USAGE, CliError
+from . import records
+from .output import console_for, emit
+from .remote import NO_FILE, OK, USAGE, CliError, Remote
 
 EXAMPLES = """examples:
   cirulla play                              a match to 51 against the engine (level casual)
@@ -35,29 +37,6 @@ LEVEL_HELP = "; ".join(f"{lv.name}: {lv.about}" for lv in LEVELS)
 
 # --- shared -----------------------------------------------------------------------
 
-def _out(args) -> Console:
-    """Where a command's readable output goes: stdout, or stderr under --json
-    (stdout is then the JSON alone)."""
-    return Console(stderr=True, highlight=False) if args.json else Console(highlight=False)
-
-
-def _emit_json(data) -> None:
-    sys.stdout.write(json.dumps(data, indent=1) + "\n")
-
-
-def _load(path: str):
-    from cirulla.solver import record
-    p = Path(path)
-    if not p.is_file():
-        raise CliError(f"{path}: no such file", NO_FILE)
-    return record.load(p)
-
-
-def _remote(args):
-    from .remote import Remote
-    return Remote(args.server, token=args.token, tls_ca=args.tls_ca)
-
-
 def _add_remote(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("remote engine")
     g.add_argument("--server", metavar="HOST:PORT", help="ask a running `cirulla serve` instead of the local engine")
@@ -65,18 +44,24 @@ def _add_remote(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tls-ca", metavar="FILE", help="CA certificate (PEM) for a TLS server")
 
 
-# --- play -------------------------------------------------------------------------
+def _add_rules(p: argparse.ArgumentParser, *, players: tuple[int, ...]) -> None:
+    g = p.add_argument_group("rules")
+    g.add_argument("--preset", default="classic", choices=list(PRESETS))
+    g.add_argument("--players", type=int, choices=players, help="players at the table (default: the preset's)")
+    g.add_argument("--target", type=int, help="points that end the match (default: the preset's)")
+    g.add_argument("--hands", type=int, help="play this many hands instead of to a target")
+
 
 def _rules(args) -> Rules:
-    options = {"players": args.players} if args.players else {}
-    if args.target:
-        options["target"] = args.target
-    if args.hands:
-        options["hands"] = args.hands
+    """The rules the command's --preset, --players, --target and --hands name."""
+    options = {name: getattr(args, name) for name in ("players", "target", "hands") if getattr(args, name)}
     return Rules.preset(args.preset, **options)
 
 
+# --- play -------------------------------------------------------------------------
+
 def cmd_play(args) -> int:
+    from cirulla.solver import record
     from cirulla.solver.match import Match
 
     from .play import Game, local_hint
@@ -87,13 +72,11 @@ def cmd_play(args) -> int:
     opponents = {seat: make_player(args.level, seed=None if args.seed is None else args.seed + seat)
                  for seat in range(1, n)}
     save_to = Path(args.save or time.strftime("cirulla-%Y%m%d-%H%M%S.json"))
-    console = _out(args)
-    game = Game(match, 0, opponents, console=console, save_to=save_to,
+    game = Game(match, 0, opponents, console=console_for(args), save_to=save_to,
                 hint=local_hint(time_ms=args.hint_ms), level=args.level)
     code = game.run()
     if args.json:
-        _emit_json({"record": str(save_to), "scores": match.scores, "winner": match.winner,
-                    "over": match.is_over, "hands": match.hand_number + (0 if match.is_over else 1)})
+        emit(record.to_proto(match))
     return code
 
 
@@ -101,10 +84,10 @@ def cmd_play(args) -> int:
 
 def _position(args):
     """The view to rank: --view FILE, or a record at --event / --seat."""
-    from cirulla.server.convert import view_from_proto
-    from cirulla.server.errors import BadRequest
     from google.protobuf import json_format
 
+    from cirulla.server.convert import view_from_proto
+    from cirulla.server.errors import BadRequest
     from cirulla.v1 import game_pb2
     if args.view:
         if args.record:
@@ -120,17 +103,16 @@ def _position(args):
         except (json.JSONDecodeError, json_format.ParseError) as e:
             raise CliError(f"{args.view}: not a cirulla.v1.SeatView in JSON: {e}") from None
         except BadRequest as e:
-            raise CliError(f"{args.view}: " + "; ".join(f"{f.removeprefix('view.')}: {why}"
-                                                        for f, why in e.violations)) from None
+            raise CliError(f"{args.view}: " + "; ".join(f"{f}: {why}" for f, why in e.violations),
+                           violations=e.violations) from None
     if not args.record:
         raise CliError("give a record (cirulla hint game.json) or --view FILE", USAGE)
-    from .records import decision_events, position_at
-    match = _load(args.record)
-    events = decision_events(match)            # (event index, seat) of every decision
+    match = records.load(args.record)
+    events = records.decision_events(match)         # (event index, seat) of every decision
     if args.event is not None:
         if not 0 <= args.event <= len(match.events):
             raise CliError(f"--event {args.event}: the record has events 0..{len(match.events)}")
-        at = position_at(match, args.event)
+        at = records.position_at(match, args.event)
         if at.phase != "play":
             raise CliError(f"--event {args.event}: nobody is to move there (the match is in phase {at.phase!r})")
         if args.seat is not None and args.seat != at.to_move:
@@ -143,27 +125,25 @@ def _position(args):
     mine = [e for e, seat in events if args.seat is None or seat == args.seat]
     if not mine:
         raise CliError("the record has no decision" + (f" of seat {args.seat}" if args.seat is not None else ""))
-    at = position_at(match, mine[-1])
+    at = records.position_at(match, mine[-1])
     return at.view(at.to_move), mine[-1]
 
 
 def cmd_hint(args) -> int:
     from cirulla.server import convert
+    from cirulla.v1 import engine_service_pb2 as epb
     view, event = _position(args)
-    console = _out(args)
     if args.server:
         import grpc
 
-        from cirulla.v1 import engine_service_pb2 as epb
-
         from .remote import rpc_error
-        with _remote(args) as remote:
+        with Remote.of(args) as remote:
             request = epb.GetHintRequest(view=convert.view_to_proto(view), seed=args.seed,
                                          budget=epb.Budget(time_ms=int(args.time_ms or 0),
                                                            iterations=args.iterations or 0,
                                                            threads=args.threads))
             try:
-                hint = remote.engine.GetHint(request, metadata=remote.metadata, timeout=60).hint
+                answer = remote.engine.GetHint(request, metadata=remote.metadata, timeout=60)
             except grpc.RpcError as e:
                 raise rpc_error(e, args.server) from None
     else:
@@ -171,18 +151,18 @@ def cmd_hint(args) -> int:
         time_ms = args.time_ms if args.time_ms or args.iterations else 1000.0
         result = search(view, iterations=args.iterations, time_ms=time_ms, seed=args.seed,
                         threads=args.threads)
-        hint = convert.hint_to_proto(result, args.seed, cut_short=result.cut_short)
+        answer = epb.GetHintResponse(hint=convert.hint_to_proto(result, args.seed, cut_short=result.cut_short),
+                                     view=convert.view_to_proto(view))
     if args.json:
-        from google.protobuf import json_format
-        _emit_json({"seat": view.seat, "event": event, "view": json_format.MessageToDict(convert.view_to_proto(view)),
-                    "hint": json_format.MessageToDict(hint)})
+        emit(answer)
         return OK
     from . import render
+    console = console_for(args)
     where = f" before event {event}" if event is not None else ""
     console.print(f"[bold]Seat {view.seat} to move{where}[/] — hand {view.hand_number + 1}, round {view.round + 1}, "
                   f"score {' – '.join(map(str, view.scores))}")
     console.print(f"Table: {render.cards(view.table)}    Hand: {render.cards(view.hand)}")
-    console.print(render.hint_table(hint))
+    console.print(render.hint_table(answer.hint))
     return OK
 
 
@@ -190,23 +170,17 @@ def cmd_hint(args) -> int:
 
 def cmd_analyze(args) -> int:
     from .analyze import run_analysis
-    match = _load(args.record)
-    return run_analysis(match, args, _out(args))
+    return run_analysis(records.load(args.record), args, console_for(args))
 
 
 # --- arena ------------------------------------------------------------------------
 
 def cmd_arena(args) -> int:
-    import dataclasses
-
+    from cirulla.server import convert
     from cirulla.solver.arena import arena
-    options = {"players": args.players}
-    if args.target:
-        options["target"] = args.target
-    if args.hands:
-        options["hands"] = args.hands
-    rules = Rules.preset(args.preset, **options)
-    console = _out(args)
+    from cirulla.v1 import arena_pb2
+    rules = _rules(args)
+    console = console_for(args)
 
     def progress(k, res):
         if args.progress and k % args.progress == 0 and k < args.pairs:
@@ -214,8 +188,7 @@ def cmd_arena(args) -> int:
 
     res = arena(args.a, args.b, rules=rules, pairs=args.pairs, seed=args.seed, jobs=args.jobs, on_pair=progress)
     if args.json:
-        _emit_json({"rules": {"preset": args.preset, "players": rules.players, "target": rules.target,
-                              "hands": rules.hands}, **dataclasses.asdict(res)})
+        emit(convert.to_message(res, arena_pb2.ArenaResult, rules=rules))
         return OK
     console.print(f"rules: {args.preset}, {rules.players} players, "
                   + (f"{rules.hands} hand(s) per match" if rules.hands else f"target {rules.target}"))
@@ -225,6 +198,20 @@ def cmd_arena(args) -> int:
 
 
 # --- serve ------------------------------------------------------------------------
+
+SERVE_HELP = """usage: cirulla serve [--json] [server flags]
+
+Run the cirulla.v1 gRPC service (hints, AI moves, rules, analysis) until
+SIGTERM or Ctrl-C (then: calls in flight finish, exit 0). The flags are the
+server's own (cirulla-server's, listed below); --json writes the log lines
+(on stderr) as JSON.
+
+examples:
+  cirulla serve
+  CIRULLA_TOKEN=secret cirulla serve --listen 0.0.0.0:50051 --tls-cert c.pem --tls-key k.pem
+  cirulla serve --json                    log lines as JSON
+"""
+
 
 def cmd_serve(argv: list[str]) -> int:
     """`cirulla serve [--json] [server flags]`: the flags are cirulla-server's."""
@@ -237,7 +224,7 @@ def cmd_serve(argv: list[str]) -> int:
     if argv[:1] == ["--"]:
         argv = argv[1:]
     if "-h" in argv or "--help" in argv:
-        print(build_parser()._serve.format_help())
+        print(SERVE_HELP)
     try:
         config = parse_config(argv)
     except SystemExit as e:                     # its --help, or a bad flag (already said)
@@ -277,10 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "examples:\n  cirulla play --level beginner\n  cirulla play --players 3 --target 31\n"
                    "  cirulla play --preset online --players 4 --level full --save game.json\n\n"
                    "levels, weakest first:\n  " + "\n  ".join(f"{lv.name:13} {lv.about}" for lv in LEVELS))
-    play.add_argument("--preset", default="classic", choices=list(PRESETS))
-    play.add_argument("--players", type=int, choices=(2, 3, 4, 5), help="players at the table (default: the preset's)")
-    play.add_argument("--target", type=int, help="points that end the match (default: the preset's)")
-    play.add_argument("--hands", type=int, help="play this many hands instead of to a target")
+    _add_rules(play, players=(2, 3, 4, 5))
     play.add_argument("--level", default="casual", choices=list(LEVEL_NAMES), metavar="LEVEL",
                       help=f"the engines' strength (default casual): {', '.join(LEVEL_NAMES)}")
     play.add_argument("--seed", type=int, help="seed for the deals and the engines")
@@ -336,22 +320,13 @@ def build_parser() -> argparse.ArgumentParser:
     ar.add_argument("a", help="engine A, e.g. ismcts:100ms")
     ar.add_argument("b", help="engine B, e.g. greedy")
     ar.add_argument("--pairs", type=int, default=100, help="duplicate pairs of matches (default 100)")
-    ar.add_argument("--preset", default="classic", choices=sorted(PRESETS))
-    ar.add_argument("--players", type=int, default=2, choices=(2, 4))
-    ar.add_argument("--target", type=int, help="match target (default: the preset's)")
-    ar.add_argument("--hands", type=int, help="matches of this many hands instead of a target")
+    _add_rules(ar, players=(2, 4))
     ar.add_argument("--seed", type=int, default=0)
     ar.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     ar.add_argument("--progress", type=int, default=0, metavar="N", help="print the figures every N pairs")
     ar.set_defaults(run=cmd_arena)
 
-    sv = command("serve", "run the gRPC service",
-                 "Run the cirulla.v1 gRPC service (hints, AI moves, rules, analysis) until\n"
-                 "SIGTERM or Ctrl-C (then: calls in flight finish, exit 0). The flags below the\n"
-                 "line are the server's own (cirulla-server); --json writes log lines as JSON.",
-                 "examples:\n  cirulla serve\n  CIRULLA_TOKEN=secret cirulla serve --listen 0.0.0.0:50051 --tls-cert c.pem --tls-key k.pem\n"
-                 "  cirulla serve --json                    log lines as JSON")
-    p._serve = sv                               # its help, printed above the server's flags
+    sub.add_parser("serve", help="run the gRPC service", add_help=False)   # parsed by cmd_serve
     return p
 
 
@@ -360,17 +335,16 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["serve"]:
         return cmd_serve(argv[1:])              # the server parses its own flags
     args = build_parser().parse_args(argv)
-    err = Console(stderr=True, highlight=False)
     try:
         return args.run(args)
-    except CliError as e:
-        err.print(f"[red]error:[/] {e}", soft_wrap=True)
-        return e.code
-    except CirullaError as e:
-        err.print(f"[red]error:[/] {e}", soft_wrap=True)
-        return BAD_INPUT
+    except (CliError, CirullaError) as e:
+        error = e if isinstance(e, CliError) else CliError.of(e)
+        Console(stderr=True, highlight=False).print(f"[red]error:[/] {error}", soft_wrap=True)
+        if args.json:
+            emit(error.failure())
+        return error.code
     except KeyboardInterrupt:
-        err.print("interrupted")
+        Console(stderr=True, highlight=False).print("interrupted")
         return 130
 
 

@@ -1,8 +1,10 @@
-"""`--server HOST:PORT`: the cirulla.v1 service instead of the local engine.
+"""`--server HOST:PORT`: the cirulla.v1 service instead of the local engine,
+and the command line's errors.
 
 Errors come back as CliError with the command line's exit codes: a server
 that cannot be reached, a request the server calls invalid (with its field
-violations), or any other failure.
+violations), or any other failure. A CliError knows its gRPC status code and
+field violations, so that --json can print it as a cirulla.v1.Failure.
 """
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from pathlib import Path
 
 import grpc
 
-from cirulla.server.errors import field_violations
+from cirulla.server.errors import RpcError, failure_of, field_violations, retry_delay
+from cirulla.solver.errors import CirullaError
 from cirulla.v1 import analysis_service_pb2_grpc, engine_service_pb2_grpc
+from cirulla.v1.embedded_engine_pb2 import Failure
 
 CONNECT_SECONDS = float(os.environ.get("CIRULLA_CONNECT_SECONDS", "5"))   # to wait for a server
 
@@ -20,16 +24,44 @@ CONNECT_SECONDS = float(os.environ.get("CIRULLA_CONNECT_SECONDS", "5"))   # to w
 OK, FAILED, USAGE, BAD_INPUT, UNREACHABLE, NO_FILE = 0, 1, 2, 3, 4, 5
 
 
-class CliError(Exception):
-    """A failure the command line reports in one line, with its exit code."""
+# the gRPC status each exit code stands for, in a --json Failure
+STATUS = {FAILED: grpc.StatusCode.UNKNOWN, USAGE: grpc.StatusCode.INVALID_ARGUMENT,
+          BAD_INPUT: grpc.StatusCode.INVALID_ARGUMENT, UNREACHABLE: grpc.StatusCode.UNAVAILABLE,
+          NO_FILE: grpc.StatusCode.NOT_FOUND}
 
-    def __init__(self, message: str, code: int = BAD_INPUT):
+
+class CliError(Exception):
+    """A failure the command line reports in one line, with its exit code (and,
+    for --json, its status code, field violations and retry delay)."""
+
+    def __init__(self, message: str, code: int = BAD_INPUT, *, status: grpc.StatusCode | None = None,
+                 violations: list[tuple[str, str]] = (), retry_after: float | None = None):
         super().__init__(message)
         self.code = code
+        self.status = status or STATUS[code]
+        self.violations = list(violations)
+        self.retry_after = retry_after
+
+    @classmethod
+    def of(cls, error: CirullaError, where: str = "") -> "CliError":
+        """A domain error about the caller's input (exit 3), its fields under `where`."""
+        violations = [(".".join(p for p in (where, f) if p), r) for f, r in error.violations]
+        return cls(str(error), BAD_INPUT, violations=violations)
+
+    def failure(self) -> Failure:
+        failure = failure_of(RpcError(self.status, str(self), retry_after=self.retry_after))
+        for field, reason in self.violations:
+            failure.field_violations.add(field=field, description=reason)
+        return failure
 
 
 class Remote:
     """Stubs on a channel to a running server, checked reachable."""
+
+    @classmethod
+    def of(cls, args) -> "Remote":
+        """The server the command's --server, --token and --tls-ca name."""
+        return cls(args.server, token=args.token, tls_ca=args.tls_ca)
 
     def __init__(self, target: str, *, token: str | None = None, tls_ca: str | None = None):
         self.target = target
@@ -69,13 +101,16 @@ def rpc_error(e: grpc.RpcError, target: str) -> CliError:
     """A failed call as a one-line error with its exit code."""
     code = e.code()
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-        return CliError(f"the server at {target} stopped answering: {e.details()}", UNREACHABLE)
+        return CliError(f"the server at {target} stopped answering: {e.details()}", UNREACHABLE, status=code)
     if code == grpc.StatusCode.INVALID_ARGUMENT:
         problems = field_violations(e)
         if problems:
             return CliError("the server refused the request: " +
-                            "; ".join(f"{field}: {why}" for field, why in problems), BAD_INPUT)
+                            "; ".join(f"{field}: {why}" for field, why in problems), BAD_INPUT,
+                            violations=problems)
         return CliError(f"the server refused the request: {e.details()}", BAD_INPUT)
     if code == grpc.StatusCode.UNAUTHENTICATED:
-        return CliError(f"the server at {target} wants a token: pass --token or set CIRULLA_TOKEN", BAD_INPUT)
-    return CliError(f"the server at {target} failed: {code.name}: {e.details()}", FAILED)
+        return CliError(f"the server at {target} wants a token: pass --token or set CIRULLA_TOKEN", BAD_INPUT,
+                        status=code)
+    return CliError(f"the server at {target} failed: {code.name}: {e.details()}", FAILED, status=code,
+                    retry_after=retry_delay(e))

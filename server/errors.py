@@ -19,6 +19,8 @@ from google.protobuf import duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from cirulla.v1.embedded_engine_pb2 import Failure, FieldViolation
+
 log = logging.getLogger("cirulla.server")
 
 MAX_VIOLATIONS = 20          # a garbage request gets a readable answer, not megabytes
@@ -67,6 +69,19 @@ def status_of(error: RpcError) -> status_pb2.Status:
 
 def to_status(error: RpcError) -> grpc.Status:
     return rpc_status.to_status(status_of(error))
+
+
+def failure_of(error: BaseException) -> Failure:
+    """A failure as a cirulla.v1.Failure (the JSON-lines engine's and the command
+    line's --json error): what its gRPC status says, as plain fields."""
+    if not isinstance(error, RpcError):
+        error = RpcError(grpc.StatusCode.INTERNAL, "internal error; the log has the details")
+    failure = Failure(code=error.code.name, message=error.message)
+    if isinstance(error, BadRequest):
+        failure.field_violations.extend(FieldViolation(field=f, description=d) for f, d in error.violations)
+    if error.retry_after is not None:
+        failure.retry_delay.FromMilliseconds(max(1, round(error.retry_after * 1000)))
+    return failure
 
 
 def field_violations(error: grpc.RpcError) -> list[tuple[str, str]]:

@@ -2,8 +2,8 @@
 
 Every error carries its structure, not only its text: the field at fault
 (a path such as ``hand[2]`` or ``events[7]``, relative to what the caller
-gave) and the reason, so that a wire layer can name the field without
-parsing the message. An error about several fields at once (a view with
+gave) and the reason (a sentence a person can read alone: ``str(error)``),
+so that a wire layer can name the field without parsing the message. An error about several fields at once (a view with
 three problems) carries them all in ``violations``.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ class CirullaError(ValueError):
         return (Violation(self.field, self.reason),)
 
     def __str__(self) -> str:
-        return f"{self.field}: {self.reason}" if self.field else self.reason
+        return self.reason
 
     def __reduce__(self):              # pickles (process pools) with its structure
         return type(self), (self.reason,), self.__dict__
@@ -91,4 +91,6 @@ class RecordError(CirullaError):
         self.event = event
 
     def __str__(self) -> str:
-        return super().__str__() if self.event is None else f"event {self.event}: {self.reason}"
+        if self.event is not None:
+            return f"event {self.event}: {self.reason}"
+        return f"{self.field}: {self.reason}" if self.field else self.reason

@@ -61,7 +61,7 @@ class Rules:
     @classmethod
     def preset(cls, name: str = "classic", **options) -> "Rules":
         if name not in PRESETS:
-            raise RulesError(f"unknown preset {name!r}; presets are {', '.join(PRESETS)}")
+            raise RulesError(f"unknown preset {name!r}; presets are {', '.join(PRESETS)}", field="preset")
         unknown = set(options) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
             raise RulesError(f"unknown option(s) {', '.join(sorted(unknown))}; "
@@ -69,28 +69,28 @@ class Rules:
         return cls(**{**PRESETS[name], **options, "name": name})
 
     def __post_init__(self) -> None:
-        def check(ok: bool, message: str) -> None:
+        def check(ok: bool, option: str, message: str) -> None:
             if not ok:
-                raise RulesError(message)
+                raise RulesError(message, field=option)
 
         for opt, values in (("capture", CAPTURE), ("ace_on_ace", ACE_ON_ACE),
                             ("declarations", DECLARATIONS), ("matta", MATTA)):
-            check(getattr(self, opt) in values,
+            check(getattr(self, opt) in values, opt,
                   f"option {opt} must be one of {', '.join(values)} ({OPTION_RULES[opt]}), "
                   f"got {getattr(self, opt)!r}")
         for f in dataclasses.fields(self):
             if f.type == "bool":
-                check(isinstance(getattr(self, f.name), bool),
+                check(isinstance(getattr(self, f.name), bool), f.name,
                       f"option {f.name} must be true or false ({OPTION_RULES[f.name]}), got {getattr(self, f.name)!r}")
-        check(isinstance(self.players, int) and self.players in (2, 3, 4, 5),
+        check(isinstance(self.players, int) and self.players in (2, 3, 4, 5), "players",
               f"players must be 2, 3, 4 or 5 (5 with five_players; R-SEATS), got {self.players!r}")
-        check(self.five_players == (self.players == 5),
+        check(self.five_players == (self.players == 5), "five_players",
               "5 players need the five_players variant (R-V5), and it needs 5 players")
-        check(not (self.cirullone and self.five_players),
+        check(not (self.cirullone and self.five_players), "cirullone",
               "cirullone (R-VC) and five_players (R-V5) do not combine: each deals the rounds its own way")
-        check(isinstance(self.target, int) and self.target > 0,
+        check(isinstance(self.target, int) and self.target > 0, "target",
               f"target, the points that end the match, must be a positive integer (R-TARGET), got {self.target!r}")
-        check(self.hands is None or (isinstance(self.hands, int) and self.hands > 0),
+        check(self.hands is None or (isinstance(self.hands, int) and self.hands > 0), "hands",
               f"hands, a fixed number of hands to play, must be a positive integer or none (R-HANDS-LIMIT), "
               f"got {self.hands!r}")
 

@@ -1,4 +1,4 @@
-"""The `cirulla` command line (issue 5): play driven through its terminal
+"""The `cirulla` command line: play driven through its terminal
 input, hint and analyze locally and through a server, arena, serve, JSON
 output, help, and the exit codes of missing files, broken records and
 unreachable servers."""
@@ -22,6 +22,10 @@ from cirulla.cli.main import main
 from cirulla.server.convert import view_to_proto
 from cirulla.solver import Deal, Match, Rules, Turn, record
 from cirulla.solver.players import GreedyPlayer
+from cirulla.v1 import analysis_service_pb2 as apb
+from cirulla.v1 import arena_pb2, game_pb2
+from cirulla.v1 import engine_service_pb2 as epb
+from cirulla.v1.embedded_engine_pb2 import Failure
 
 CLI = [sys.executable, "-m", "cirulla.cli.main"]
 ENV = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
@@ -108,9 +112,9 @@ def test_quitting_saves_a_record_that_replays_and_analyses(tmp_path, capsys):
 def test_play_json_reports_the_record(tmp_path):
     save = tmp_path / "j.json"
     done = run("play", "--seed", 1, "--save", save, "--json", stdin="quit\n")
-    assert done.returncode == 0
-    data = json.loads(done.stdout)
-    assert data["record"] == str(save) and data["over"] is False and "Cirulla" in done.stderr
+    assert done.returncode == 0 and "Cirulla" in done.stderr      # the game's text on stderr
+    printed = json_format.Parse(done.stdout, game_pb2.Record())      # stdout: the record alone
+    assert printed == record.to_proto(record.load(save))
 
 
 # --- hint ---------------------------------------------------------------------------
@@ -120,20 +124,22 @@ def test_hint_on_a_record_at_an_event(capsys, game):
     event = next(i for i, e in enumerate(m.events) if isinstance(e, Turn) and i > 8)
     code, out, _ = cli(capsys, "hint", game, "--event", event, "--iterations", 2000, "--json")
     assert code == 0
-    data = json.loads(out)
-    assert data["event"] == event and data["seat"] == m.events[event].seat
+    answer = json_format.Parse(out, epb.GetHintResponse())
     from cirulla.cli.records import position_at
-    legal = sorted(str(x) for x in position_at(m, event).legal_moves)
-    assert sorted(x["move"]["text"] for x in data["hint"]["moves"]) == legal
+    at = position_at(m, event)
+    assert answer.view == view_to_proto(at.view(m.events[event].seat))
+    assert sorted(x.move.text for x in answer.hint.moves) == sorted(str(x) for x in at.legal_moves)
     code, out, _ = cli(capsys, "hint", game, "--event", event, "--iterations", 2000)
-    assert code == 0 and f"Seat {data['seat']} to move before event {event}" in out and "scopa risk" in out
+    assert code == 0 and f"Seat {answer.view.seat} to move before event {event}" in out and "scopa risk" in out
 
 
 def test_hint_defaults_to_the_last_decision_and_checks_the_seat(capsys, game):
     m = record.load(game)
     turns = [(i, e.seat) for i, e in enumerate(m.events) if isinstance(e, Turn)]
     code, out, _ = cli(capsys, "hint", game, "--seat", 1, "--iterations", 500, "--json")
-    assert code == 0 and json.loads(out)["event"] == max(i for i, s in turns if s == 1)
+    from cirulla.cli.records import position_at
+    last = position_at(m, max(i for i, s in turns if s == 1))
+    assert code == 0 and json_format.Parse(out, epb.GetHintResponse()).view == view_to_proto(last.view(1))
     first = turns[0][0]
     code, _, err = cli(capsys, "hint", game, "--event", first, "--seat", 1 - turns[0][1])
     assert code == 3 and "is to move there" in err
@@ -152,6 +158,10 @@ def test_hint_for_a_view_file(capsys, tmp_path):
     path.write_text(json.dumps(bad))
     code, _, err = cli(capsys, "hint", "--view", path)
     assert code == 3 and "hand[0]" in err and "ZZ" in err
+    code, out, err = cli(capsys, "hint", "--view", path, "--json")      # the failure, as a message
+    failure = json_format.Parse(out, Failure())
+    assert code == 3 and failure.code == "INVALID_ARGUMENT" and "ZZ" in err
+    assert [v.field for v in failure.field_violations] == ["view.hand[0]"]
 
 
 # --- analyze ------------------------------------------------------------------------
@@ -163,6 +173,7 @@ def test_analyze_prints_tables_and_json(capsys, game):
         assert title in out
     assert "Ada" in out and "Bea" in out
     code, out, _ = cli(capsys, "analyze", game, "--iterations", 1000, "--json", "--seed", 4)
+    json_format.Parse(out, apb.GameAnalysis())                       # one named message
     data = json.loads(out)
     m = record.load(game)
     assert len(data["decisions"]) == sum(isinstance(e, Turn) for e in m.events)
@@ -252,8 +263,9 @@ def test_hint_and_analyze_through_a_server_match_the_local_engine(capsys, game):
 
 def test_arena_json(capsys):
     code, out, _ = cli(capsys, "arena", "random", "greedy", "--pairs", 2, "--hands", 1, "--json")
-    data = json.loads(out)
-    assert code == 0 and data["pairs"] == 2 and data["a"] == "random" and data["margin"] < 0
+    result = json_format.Parse(out, arena_pb2.ArenaResult())
+    assert code == 0 and result.pairs == 2 and result.a == "random" and result.margin < 0
+    assert result.rules.hands == 1 and len(result.margin_ci) == 2
     code, _, err = cli(capsys, "arena", "nonsense", "greedy")
     assert code == 3 and "engines are" in err
 

@@ -208,8 +208,8 @@ def test_wrong_winner(finished):
     ("{not json", "not JSON"),
     ('{"schemaVersion": 1, "colour": "red"}', "not a cirulla.v1.Record"),
     ('{"schemaVersion": 2}', "schema_version 2"),
-    ('{"schemaVersion": 1, "rules": {"players": 7}}', "rules: players"),
-    ('{"schemaVersion": 1, "rules": {"preset": "scopone"}}', "rules: unknown preset"),
+    ('{"schemaVersion": 1, "rules": {"players": 7}}', "players must be"),
+    ('{"schemaVersion": 1, "rules": {"preset": "scopone"}}', "unknown preset"),
     ('{"schemaVersion": 1, "firstDealer": 3}', "first_dealer: dealer"),
     ('{"schemaVersion": 1, "events": [{}]}', "empty event"),
 ])

@@ -137,7 +137,7 @@ def test_replay_of_something_that_is_not_a_record(api, match):
     assert "record.schema_version" in fields
     msg = record.to_proto(match)
     msg.rules.preset = "poker"
-    assert failure(api.rules.ReplayRecord, rpb.ReplayRecordRequest(record=msg))[1][0][0] == "record.rules"
+    assert failure(api.rules.ReplayRecord, rpb.ReplayRecordRequest(record=msg))[1][0][0] == "record.rules.preset"
     msg = record.to_proto(match)
     msg.events.add()                                    # an event of no kind
     assert failure(api.rules.ReplayRecord, rpb.ReplayRecordRequest(record=msg))[1] == \
@@ -257,6 +257,52 @@ def test_a_forced_move_needs_no_search(api):
 
 
 # --- bad input ---
+
+def test_every_problem_of_a_request_in_one_answer(api, match):
+    """Three problems in two parts of the request (the view and the budget): one
+    INVALID_ARGUMENT names all three, so a client fixes them in one go."""
+    msg = view_msg(match)
+    msg.hand[0] = "ZZ"
+    msg.seat = 7
+    code, violations, message = failure(api.engine.GetHint,
+                                        epb.GetHintRequest(view=msg, budget=epb.Budget(time_ms=-5)))
+    assert code == INVALID
+    assert [f for f, _ in violations] == ["view.hand[0]", "view.seat", "budget.time_ms"]
+    assert "(and 2 more)" in message
+
+
+def test_unknown_enum_values_are_refused(api, match):
+    """An enum number the schema does not define is bad input, never a default."""
+    msg = view_msg(match)
+    msg.rules.capture = 7
+    code, violations, _ = failure(api.engine.GetHint, epb.GetHintRequest(view=msg))
+    assert code == INVALID and violations[0][0] == "view.rules.capture" and "1..2" in violations[0][1]
+    code, violations, _ = failure(api.engine.ChooseMove, epb.ChooseMoveRequest(view=view_msg(match), strength=9))
+    assert code == INVALID and violations == [("strength", violations[0][1])] and "unknown value 9" in violations[0][1]
+
+
+@pytest.mark.parametrize("scores,hand_number,rules,field", [
+    ([60, 0], 0, {}, "view.scores[0]"),                 # past the target, alone at the top: over
+    ([0, 51], 0, {}, "view.scores[1]"),                 # at the target
+    ([20, 9], 3, {"hands": 3}, "view.hand_number"),     # the fourth hand of a three-hand match
+    ([5, -1], 0, {}, "view.scores[1]"),                 # a score no match gives
+])
+def test_a_view_of_a_finished_match_or_an_impossible_score_is_refused(api, match, scores, hand_number,
+                                                                       rules, field):
+    msg = view_msg(match)
+    msg.scores[:] = scores
+    msg.hand_number = hand_number
+    for name, value in rules.items():
+        setattr(msg.rules, name, value)
+    code, violations, _ = failure(api.engine.GetHint, epb.GetHintRequest(view=msg))
+    assert code == INVALID and field in [f for f, _ in violations], violations
+
+
+def test_a_tie_at_the_target_plays_on(api, match):
+    """R-WINNER: sides level at the top past the target play another hand."""
+    msg = view_msg(match)
+    msg.scores[:] = [55, 55]
+    assert api.engine.GetHint(epb.GetHintRequest(view=msg, budget=epb.Budget(iterations=200))).hint.moves
 
 @pytest.mark.parametrize("rpc", ["GetHint", "StreamHint", "ChooseMove", "ListLegalMoves"])
 def test_every_view_rpc_names_an_unknown_card(api, match, rpc):
@@ -628,10 +674,12 @@ def _tool(name):
     return path
 
 
-def test_buf_curl_through_reflection(server, match):
+@pytest.mark.parametrize("reflection", ["grpc-v1", "grpc-v1alpha"])
+def test_buf_curl_through_reflection(server, match, reflection):
+    """Reflection is served in both versions; buf asks for the one it is told."""
     buf = _tool("buf")
     base = f"http://127.0.0.1:{server.port}"
-    args = [buf, "curl", "--protocol", "grpc", "--http2-prior-knowledge"]
+    args = [buf, "curl", "--protocol", "grpc", "--http2-prior-knowledge", "--reflect-protocol", reflection]
     done = subprocess.run([*args, "--list-methods", base], capture_output=True, text=True, timeout=60)
     assert "cirulla.v1.EngineService/GetHint" in done.stdout.split(), done.stderr
     view = json_format.MessageToJson(view_msg(match))

@@ -136,7 +136,7 @@ def test_bad_numbers_are_named():
 def test_bad_rules_and_bad_moves_in_history():
     msg = view_msg(choice_position())
     msg.rules.preset = "poker"
-    assert [f for f, _ in _violations(msg)] == ["view.rules"]
+    assert [f for f, _ in _violations(msg)] == ["view.rules.preset"]
     msg = view_msg(position(1, 3))
     turn = next(i for i, e in enumerate(msg.history) if e.HasField("turn"))
     msg.history[turn].turn.move.captured.append("7X")
