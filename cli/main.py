@@ -14,6 +14,7 @@ from cirulla.solver.players import LEVELS, LEVEL_NAMES, make_player
 from cirulla.solver.rules import PRESETS, Rules
 
 from . import records
+from .engine import add_parser as add_engine
 from .output import console_for, emit
 from .remote import NO_FILE, OK, USAGE, CliError, Remote
 
@@ -327,6 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     ar.set_defaults(run=cmd_arena)
 
     sub.add_parser("serve", help="run the gRPC service", add_help=False)   # parsed by cmd_serve
+    add_engine(sub)
     return p
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 import grpc
+from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 
@@ -109,6 +110,7 @@ def build(config: ServerConfig) -> Running:
 
 def _add_reflection(server: grpc.Server) -> None:
     """Server reflection, v1 and v1alpha, listing every service."""
+    _describe_reflection_v1()
     names = (*SERVICES, health.SERVICE_NAME, reflection.SERVICE_NAME, REFLECTION_V1)
     servicer = reflection.ReflectionServicer(names)
     for service_name in (reflection.SERVICE_NAME, REFLECTION_V1):
@@ -117,6 +119,30 @@ def _add_reflection(server: grpc.Server) -> None:
                 servicer.ServerReflectionInfo,
                 request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
                 response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString)}),))
+
+
+def _describe_reflection_v1() -> None:
+    """Put grpc/reflection/v1/reflection.proto in the descriptor pool (v1alpha's
+    file under v1's package), so that reflection can describe itself in v1 too."""
+    pool = descriptor_pool.Default()
+    name = "grpc/reflection/v1/reflection.proto"
+    try:
+        pool.FindFileByName(name)
+        return
+    except KeyError:
+        pass
+    old, new = reflection_pb2.DESCRIPTOR.package, REFLECTION_V1.rpartition(".")[0]
+    file = descriptor_pb2.FileDescriptorProto()
+    reflection_pb2.DESCRIPTOR.CopyToProto(file)
+    file.name, file.package = name, new
+    for message in file.message_type:
+        for field in message.field:
+            if field.HasField("type_name"):
+                field.type_name = field.type_name.replace(f".{old}.", f".{new}.")
+    for method in file.service[0].method:
+        method.input_type = method.input_type.replace(f".{old}.", f".{new}.")
+        method.output_type = method.output_type.replace(f".{old}.", f".{new}.")
+    pool.Add(file)
 
 
 def serve(config: ServerConfig) -> int:

@@ -26,6 +26,7 @@ from .errors import BadRequest, RpcError
 
 MIN_SEARCH_MS = 1.0                 # what a call gets whose deadline leaves nothing
 MIN_RETRY_S = 0.01
+ENDED_POLL_S = 0.02                 # how often a waiting call looks whether it has ended
 
 
 class Call(Protocol):
@@ -90,7 +91,9 @@ class Limits:
         time the wait left."""
         remaining = call.time_remaining()
         deadline_wait = None if remaining is None else max(remaining - self.config.deadline_margin_ms / 1000, 0)
-        with self.slots.hold(plan.threads, expected_ms=plan.time_ms, at_most=deadline_wait):
+        ended = self.cancel_token(call)
+        with self.slots.hold(plan.threads, expected_ms=plan.time_ms, at_most=deadline_wait,
+                             ended=lambda: ended.cancelled):
             yield self.bound_by_deadline(plan, call)
 
     @staticmethod
@@ -128,9 +131,10 @@ class SearchSlots:
         with self._cond:
             return len(self._queue)
 
-    def acquire(self, n: int, *, expected_ms: float = 0.0, at_most: float | None = None) -> int:
+    def acquire(self, n: int, *, expected_ms: float = 0.0, at_most: float | None = None,
+                ended: Callable[[], bool] = lambda: False) -> int:
         """Take n slots, waiting up to the configured time (and `at_most`
-        seconds); a ticket to release them with."""
+        seconds) unless the call ends first; a ticket to release them with."""
         wait = self.wait_ms / 1000 if at_most is None else min(self.wait_ms / 1000, at_most)
         with self._cond:
             ticket = next(self._tickets)
@@ -139,8 +143,14 @@ class SearchSlots:
                     raise self._refusal(n)
                 self._queue.append(ticket)
                 try:
-                    if not self._cond.wait_for(lambda: self._free(n, ticket, queued=True), wait):
-                        raise self._refusal(n)
+                    until = time.monotonic() + wait
+                    while not self._free(n, ticket, queued=True):
+                        if ended():
+                            raise RpcError(grpc.StatusCode.CANCELLED, "the call ended while it waited for a search slot")
+                        left = until - time.monotonic()
+                        if left <= 0:
+                            raise self._refusal(n)
+                        self._cond.wait(min(left, ENDED_POLL_S))   # a call's end does not notify
                 finally:
                     self._queue.remove(ticket)
                     self._cond.notify_all()       # the next in line may fit now
@@ -155,8 +165,9 @@ class SearchSlots:
             self._cond.notify_all()
 
     @contextmanager
-    def hold(self, n: int, *, expected_ms: float = 0.0, at_most: float | None = None):
-        ticket = self.acquire(n, expected_ms=expected_ms, at_most=at_most)
+    def hold(self, n: int, *, expected_ms: float = 0.0, at_most: float | None = None,
+             ended: Callable[[], bool] = lambda: False):
+        ticket = self.acquire(n, expected_ms=expected_ms, at_most=at_most, ended=ended)
         try:
             yield
         finally:

@@ -57,10 +57,7 @@ class Service:
     # --- EngineService ---
 
     def get_hint(self, request: epb.GetHintRequest, call: Call) -> epb.GetHintResponse:
-        problems = Problems()
-        view = problems.check(self._view_to_move, request.view)
-        problems.check(self.limits.check_budget, request.budget)
-        problems.raise_any()
+        view = self._hint_view(request)
         plan = self.limits.plan(request.budget, call)
         with self.limits.searching(plan, call) as plan:
             result = self._search(view, plan, request.seed, call)
@@ -68,14 +65,22 @@ class Service:
                                    view=convert.view_to_proto(view))
 
     def stream_hint(self, request: epb.StreamHintRequest, call: Call) -> Iterator[epb.StreamHintResponse]:
-        problems = Problems()
-        view = problems.check(self._view_to_move, request.view)
-        problems.check(self.limits.check_budget, request.budget)
         interval = request.interval_ms or DEFAULT_INTERVAL_MS
-        if not MIN_INTERVAL_MS <= interval <= MAX_INTERVAL_MS:
-            problems.add("interval_ms", f"{interval} is out of range {MIN_INTERVAL_MS}..{MAX_INTERVAL_MS}")
-        problems.raise_any()
+        view = self._hint_view(request, interval)
         yield from self.progress(view, self.limits.plan(request.budget, call), request.seed, call, interval)
+
+    def get_hint_reports(self, request: epb.GetHintRequest, call: Call,
+                         interval_ms: int) -> Iterator[tuple[epb.GetHintResponse, bool]]:
+        """get_hint with the ranking so far every `interval_ms` while the search
+        runs (the JSON-lines engine's report_interval_ms): (response, final)
+        pairs, the interim ones with the hint alone, the last one (final True)
+        what get_hint returns, the completed view included. The interval must be
+        within MIN_INTERVAL_MS..MAX_INTERVAL_MS (BadRequest naming interval_ms)."""
+        view = self._hint_view(request, interval_ms)
+        completed = convert.view_to_proto(view)
+        for update in self.progress(view, self.limits.plan(request.budget, call), request.seed, call,
+                                    interval_ms):
+            yield epb.GetHintResponse(hint=update.hint, view=completed if update.final else None), update.final
 
     def progress(self, view: SeatView, plan: Plan, seed: int, call: Call,
                  interval_ms: int) -> Iterator[epb.StreamHintResponse]:
@@ -177,7 +182,7 @@ class Service:
         total = analysis.decision_count(match)
         token = self.limits.cancel_token(call)
         expected_ms = 3 * total * iterations / ITERATIONS_PER_MS / threads
-        with self.limits.slots.hold(threads, expected_ms=expected_ms):
+        with self.limits.slots.hold(threads, expected_ms=expected_ms, ended=lambda: token.cancelled):
             stream = analysis.analyze(match, iterations=iterations, seed=request.seed, jobs=threads, cancel=token)
             try:
                 done = 0
@@ -193,6 +198,17 @@ class Service:
                 stream.close()              # the caller left: stop the searches
 
     # --- shared ---
+
+    def _hint_view(self, request, interval_ms: int | None = None) -> SeatView:
+        """A hint request's view, its budget (and report interval) checked:
+        every violation raised at once."""
+        problems = Problems()
+        view = problems.check(self._view_to_move, request.view)
+        problems.check(self.limits.check_budget, request.budget)
+        if interval_ms is not None and not MIN_INTERVAL_MS <= interval_ms <= MAX_INTERVAL_MS:
+            problems.add("interval_ms", f"{interval_ms} is out of range {MIN_INTERVAL_MS}..{MAX_INTERVAL_MS}")
+        problems.raise_any()
+        return view
 
     @staticmethod
     def _view_to_move(msg) -> SeatView:

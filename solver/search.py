@@ -327,6 +327,8 @@ def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float
             t_tree = start + (1 - share) * (deadline - start) if deadline else 0.0
             done = s.ismcts(int(max(it, 1)), t_tree)
             cut[t] = bool(iterations and done < it and (stop.is_set or deadline))
+            if stop.is_set and done >= MIN_WORLDS * n_moves:
+                return      # stopped: the tree's figures stand (a paired phase of a few worlds would be noise)
         worlds = int(iterations * share / n_moves / threads) if iterations else 2**62
         worlds = max(worlds, MIN_WORLDS)
         done = s.paired(worlds, deadline, MIN_WORLDS)

@@ -289,6 +289,20 @@ def test_cancel_stops_within_50ms():
     assert min(delays) < 0.05 and max(delays) < 0.25, delays
 
 
+def test_a_search_stopped_in_its_tree_keeps_the_trees_figures():
+    """Cancelled while it builds its tree, a search reports the tree's figures
+    (what its progress reports showed), not a paired phase of a handful of
+    worlds whose standard errors would swamp them."""
+    match = Match(Rules(), seed=4)
+    view = match.view(match.to_move)
+    search(view, iterations=100)                # the per-rules tables, before timing
+    token = CancelToken()
+    threading.Timer(0.2, token.cancel).start()
+    res = search(view, time_ms=20_000, cancel=token)
+    assert res.cut_short and res.info["worlds"] == 0
+    assert sum(m.samples for m in res.moves) == res.info["tree_iterations"] > 1_000
+
+
 def test_time_budget_and_progress_reports():
     match = Match(Rules.preset("classic", players=4), seed=6)
     reports: list[SearchResult] = []

@@ -527,6 +527,24 @@ def test_a_call_waits_a_short_while_for_a_search_slot(match):
         assert first.result().hint.moves and second.result().hint.moves
 
 
+def test_a_cancelled_call_stops_waiting_for_a_slot(match):
+    with running(max_concurrent_searches=1, slot_wait_ms=5_000) as s:
+        api = stubs(s)
+        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=2_000))
+        first = api.engine.GetHint.future(request)
+        while s.service.limits.slots.in_use == 0:
+            time.sleep(0.002)
+        second = api.engine.GetHint.future(request)
+        while s.service.limits.slots.waiting == 0:
+            time.sleep(0.002)
+        second.cancel()
+        cancelled = time.perf_counter()
+        while s.service.limits.slots.waiting:
+            time.sleep(0.002)
+        assert time.perf_counter() - cancelled < 0.2          # out of the queue, not after 5 s
+        first.cancel()
+
+
 # --- health, logs ---
 
 def test_health_and_reflection_are_served(api):
@@ -681,7 +699,8 @@ def test_buf_curl_through_reflection(server, match, reflection):
     base = f"http://127.0.0.1:{server.port}"
     args = [buf, "curl", "--protocol", "grpc", "--http2-prior-knowledge", "--reflect-protocol", reflection]
     done = subprocess.run([*args, "--list-methods", base], capture_output=True, text=True, timeout=60)
-    assert "cirulla.v1.EngineService/GetHint" in done.stdout.split(), done.stderr
+    assert done.returncode == 0 and "cirulla.v1.EngineService/GetHint" in done.stdout.split(), done.stderr
+    assert "grpc.reflection.v1.ServerReflection/ServerReflectionInfo" in done.stdout.split()
     view = json_format.MessageToJson(view_msg(match))
     done = subprocess.run([*args, "--data", json.dumps({"view": json.loads(view)}),
                            f"{base}/cirulla.v1.RulesService/ListLegalMoves"],
