@@ -319,10 +319,7 @@ def _cancelled(query: Query) -> EngineAnswer:
 
 
 def _failure(query_id: str, error: BadRequest) -> EngineAnswer:
-    failure = failure_of(error)
-    if not error.violations[0][0]:              # the whole line: no field to name first
-        failure.message = failure.message.removeprefix(": ")
-    return EngineAnswer(id=query_id, failure=failure, final=True)
+    return EngineAnswer(id=query_id, failure=failure_of(error), final=True)
 
 
 # --- reading a line --------------------------------------------------------------------

@@ -46,7 +46,7 @@ class BadRequest(RpcError):
             raise ValueError("a BadRequest names at least one field")
         field, problem = self.violations[0]
         more = f" (and {len(self.violations) - 1} more)" if len(self.violations) > 1 else ""
-        super().__init__(grpc.StatusCode.INVALID_ARGUMENT, f"{field}: {problem}{more}")
+        super().__init__(grpc.StatusCode.INVALID_ARGUMENT, f"{field}: {problem}{more}" if field else problem + more)
 
     @classmethod
     def one(cls, field: str, problem: str) -> "BadRequest":
