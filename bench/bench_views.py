@@ -22,7 +22,7 @@ import argparse
 import time
 
 from cirulla.server.convert import view_from_proto, view_to_proto
-from cirulla.solver import Match, Rules, Turn
+from cirulla.solver import Match, Rules
 from cirulla.solver.players import GreedyPlayer
 from cirulla.v1 import game_pb2 as pb
 

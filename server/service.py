@@ -27,7 +27,6 @@ from cirulla.v1 import rules_service_pb2 as rpb
 from . import convert, positions
 from .config import ServerConfig
 from .convert import Problems
-from .errors import BadRequest
 from .limits import Call, Limits, Plan
 
 MIN_INTERVAL_MS, MAX_INTERVAL_MS = 10, 60_000

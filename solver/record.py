@@ -15,7 +15,7 @@ from google.protobuf import json_format
 
 from cirulla.v1 import game_pb2 as pb
 
-from .cards import RANKS, Card, cards_of
+from .cards import RANKS, Card
 from .errors import CirullaError, RecordError, RulesError
 from .events import CATEGORIES, Deal, HandEnd, Turn
 from .match import Match

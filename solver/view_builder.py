@@ -51,7 +51,7 @@ def build_view(rules: Rules, *, seat: int, dealer: int, hand: Cards, table: Card
 
     :raises ViewError: naming every field at fault.
     """
-    n, sides = rules.players, rules.n_sides
+    sides = rules.n_sides
     given = dict(to_move=to_move, round=round or None, hand_sizes=_row(hand_sizes),
                  stock_size=stock_size or None, public=_row(public), piles=_row(piles), scope=_row(scope),
                  declarations=_row(declarations), declared=_row(declared),
