@@ -1,12 +1,14 @@
 """Builds the Cython core and generates the protobuf modules from proto/.
 
-Both run on every install (regular or editable), so a fresh clone needs
-nothing but `pip install`; generated files stay out of git.
+Both are build steps (build_ext, and build_py below), run by every install,
+regular or editable, so a fresh clone needs nothing but `pip install`;
+generated files stay out of git.
 """
 from pathlib import Path
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).parent
 
@@ -35,9 +37,16 @@ def pxd_include_dir() -> str:
     return str(tree.parent)
 
 
-generate_protos()
+class BuildPy(build_py):
+    """build_py that first generates the protobuf modules it is to collect."""
+
+    def run(self) -> None:
+        generate_protos()
+        super().run()
+
 
 setup(
+    cmdclass={"build_py": BuildPy},
     ext_modules=cythonize(
         [Extension("cirulla.solver._core", ["solver/_core.pyx"], extra_compile_args=["-O3"]),
          Extension("cirulla.solver._search", ["solver/_search.pyx"], extra_compile_args=["-O3"]),
