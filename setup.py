@@ -48,9 +48,8 @@ class BuildPy(build_py):
 setup(
     cmdclass={"build_py": BuildPy},
     ext_modules=cythonize(
-        [Extension("cirulla.solver._core", ["solver/_core.pyx"], extra_compile_args=["-O3"]),
-         Extension("cirulla.solver._search", ["solver/_search.pyx"], extra_compile_args=["-O3"]),
-         ],
+        [Extension(f"cirulla.solver.{name}", [f"solver/{name}.pyx"], extra_compile_args=["-O3"])
+         for name in ("_core", "_worlds", "_equity", "_ismcts", "_paired", "_exact", "_search")],
         compiler_directives={"language_level": "3"},
         include_path=[pxd_include_dir()],
     ),

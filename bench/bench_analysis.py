@@ -1,4 +1,4 @@
-"""Benchmark of the analysis and the engine opponents (issue 5). Prints
+"""Benchmark of the analysis and the engine opponents. Prints
 ``name: value unit`` lines:
 
     analysis_51pt_match_s: ... s          a whole 51-point 2-player match, default budget, 2 jobs

@@ -1,4 +1,4 @@
-"""Benchmark of the search engine (issue 3). Prints ``name: value unit`` lines:
+"""Benchmark of the search engine. Prints ``name: value unit`` lines:
 
     ismcts_iterations_per_s_2p_classic: ... it/s    SO-ISMCTS from the first move of a hand, one thread
     paired_playouts_per_s_2p_classic: ... playouts/s  the paired phase after it

@@ -62,12 +62,6 @@ def collect(match: Match, args, console: Console) -> tuple[list[Decision], Summa
     return decisions, summary
 
 
-def side_names(match: Match) -> list[str]:
-    r = match.rules
-    return [" & ".join(match.names[s] for s in range(r.players) if r.side_of(s) == side)
-            for side in range(r.n_sides)]
-
-
 def run_analysis(match: Match, args, console: Console) -> int:
     if args.iterations is not None and args.iterations < 1:
         raise CliError("--iterations must be positive")
@@ -96,7 +90,7 @@ def run_analysis(match: Match, args, console: Console) -> int:
 
 def show(match: Match, decisions: list[Decision], summary: Summary, console: Console, *,
          every: bool = False) -> None:
-    names = side_names(match)
+    names = match.side_names
     score = " – ".join(f"{n} {s}" for n, s in zip(names, summary.scores))
     result = "unfinished" if summary.winner is None else f"{names[summary.winner]} won"
     console.print(f"[bold]Analysis[/] of {match.rules.name}, {match.rules.players} players: {score} ({result}). "

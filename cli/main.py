@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from cirulla.solver.errors import CirullaError
+from cirulla.solver.match import Phase
 from cirulla.solver.players import LEVELS, LEVEL_NAMES, make_player
 from cirulla.solver.rules import PRESETS, Rules
 
@@ -114,14 +115,14 @@ def _position(args):
         if not 0 <= args.event <= len(match.events):
             raise CliError(f"--event {args.event}: the record has events 0..{len(match.events)}")
         at = records.position_at(match, args.event)
-        if at.phase != "play":
-            raise CliError(f"--event {args.event}: nobody is to move there (the match is in phase {at.phase!r})")
+        if at.phase is not Phase.PLAY:
+            raise CliError(f"--event {args.event}: nobody is to move there (the match is in phase '{at.phase}')")
         if args.seat is not None and args.seat != at.to_move:
             raise CliError(f"--event {args.event}: seat {at.to_move} is to move there, not seat {args.seat}")
         return at.view(at.to_move), args.event
     if args.seat is not None and not 0 <= args.seat < match.rules.players:
         raise CliError(f"--seat {args.seat}: seats are 0..{match.rules.players - 1}")
-    if not match.is_over and match.phase == "play" and args.seat in (None, match.to_move):
+    if not match.is_over and match.phase is Phase.PLAY and args.seat in (None, match.to_move):
         return match.view(match.to_move), len(match.events)
     mine = [e for e, seat in events if args.seat is None or seat == args.seat]
     if not mine:

@@ -97,7 +97,7 @@ class Game:
                 self._play(answer, moves)
         self._show_events()
         winner = m.winner
-        names = self.side_names()
+        names = self.match.side_names
         if winner is None:
             say(f"[bold]The match is over: a tie at {m.scores[0]}.[/]")
         else:
@@ -106,11 +106,6 @@ class Game:
                 f"{max(s for i, s in enumerate(m.scores) if i != winner)}.[/]")
         self._save("end")
         return 0
-
-    def side_names(self) -> list[str]:
-        r, m = self.match.rules, self.match
-        return [" & ".join(m.names[s] for s in range(r.players) if r.side_of(s) == side)
-                for side in range(r.n_sides)]
 
     def _ask(self) -> str | None:
         self.console.print("[bold]>[/] ", end="")
@@ -142,7 +137,7 @@ class Game:
     def _show_position(self) -> None:
         m, say = self.match, self.console.print
         v = m.view(self.human)
-        names = self.side_names()
+        names = self.match.side_names
         say("")
         say("Score: " + "   ".join(f"{n} {s}" for n, s in zip(names, m.scores))
             + f"   [dim]hand {m.hand_number + 1}, round {m.round + 1}, dealer {m.names[m.dealer]},"
@@ -171,11 +166,11 @@ class Game:
                 say(f"  {m.names[e.seat]}: {render.move(e.move)}" + ("  [bold yellow]SCOPA![/]" if e.scopa else ""))
             elif isinstance(e, HandEnd):
                 if e.leftover:
-                    who = "nobody" if e.leftover_side < 0 else self.side_names()[e.leftover_side]
+                    who = "nobody" if e.leftover_side is None else self.match.side_names[e.leftover_side]
                     say(f"  Left on the table: {render.cards(e.leftover)} → {who}")
-                say(render.hand_end_table(e, self.side_names()))
-                if e.cappotto_side >= 0:
-                    say(f"[bold]Cappotto! {self.side_names()[e.cappotto_side]} took all ten diamonds.[/]")
+                say(render.hand_end_table(e, self.match.side_names))
+                if e.cappotto_side is not None:
+                    say(f"[bold]Cappotto! {self.match.side_names[e.cappotto_side]} took all ten diamonds.[/]")
         self._shown = len(m.events)
 
     def _save(self, why: str) -> None:

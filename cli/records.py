@@ -21,7 +21,7 @@ def position_at(match: Match, event: int) -> Match:
     """The match replayed up to (not including) events[event]."""
     msg = record.to_proto(match)
     del msg.events[event:]
-    msg.winner = -1
+    msg.ClearField("winner")
     return record.from_proto(msg)
 
 

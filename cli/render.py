@@ -9,6 +9,7 @@ from rich.table import Table
 from cirulla.solver.cards import RANKS, SUITS, Card, sort_key
 from cirulla.solver.events import CATEGORIES, HandEnd
 from cirulla.solver.moves import Move
+from cirulla.v1 import engine_service_pb2 as epb
 
 _STYLE = ("bold red", "red", "bold", "bold")        # D H C S: red suits red
 _CARD = re.compile(rf"\b([{RANKS}])([{SUITS}])(?![A-Za-z])")
@@ -62,8 +63,9 @@ def hint_table(hint, *, title: str = "", limit: int | None = None,
     `numbers` (move text -> its number in the menu) the # column shows the
     number to type, else the rank."""
     stats = hint.stats
-    by_win = hint.ranked_by == 2
-    caption = (f"{stats.method}, {stats.iterations:,} playouts, {stats.elapsed_ms:.0f} ms; "
+    by_win = hint.ranked_by == epb.RANKED_BY_WIN_CHANCE
+    method = epb.SearchMethod.Name(stats.method).removeprefix("SEARCH_METHOD_").lower()
+    caption = (f"{method}, {stats.iterations:,} playouts, {stats.elapsed_ms:.0f} ms; "
                f"ranked by {'the chance of winning the match' if by_win else 'expected points'}"
                + (" [yellow](cut short)[/]" if hint.cut_short else ""))
     t = Table(title=title or None, caption=caption, caption_justify="left")

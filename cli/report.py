@@ -9,7 +9,7 @@ import re
 from typing import Sequence
 
 from cirulla.solver import analysis
-from cirulla.solver.analysis import Decision, Summary
+from cirulla.solver.analysis import Decision, PointKind, Summary
 from cirulla.solver.cards import RANKS, SUITS, Card
 from cirulla.solver.match import Match
 
@@ -87,12 +87,6 @@ def _num(x: float, digits: int = 2, signed: bool = True) -> str:
     return f'<span class="{cls}">{x:+.{digits}f}</span>' if signed else f"{x:.{digits}f}"
 
 
-def _side_names(match: Match) -> list[str]:
-    r = match.rules
-    return [" & ".join(match.names[s] for s in range(r.players) if r.side_of(s) == side)
-            for side in range(r.n_sides)]
-
-
 # --- the evaluation graph -------------------------------------------------------
 
 def graph_svg(summary: Summary, decisions: Sequence[Decision], side_names: Sequence[str],
@@ -161,12 +155,12 @@ def graph_svg(summary: Summary, decisions: Sequence[Decision], side_names: Seque
                f'stroke-linejoin="round"/>')
     # hand ends: the score margin
     for i, p in enumerate(points):
-        if p.kind == "end":
+        if p.kind is PointKind.END:
             out.append(f'<circle cx="{x[i]:.1f}" cy="{y(p.margin):.1f}" r="3.5" fill="#374151">'
                        f'<title>End of hand {p.hand + 1}: score margin {p.margin:+.0f}</title></circle>')
     # errors
     for i, p in enumerate(points):
-        d = by_number.get(p.decision) if p.kind == "turn" else None
+        d = by_number.get(p.decision) if p.kind is PointKind.TURN else None
         if d is None or d.judgement is None:
             continue
         r = {"inaccuracy": 4.5, "mistake": 5.5, "blunder": 7}[d.judgement]
@@ -183,7 +177,7 @@ def graph_svg(summary: Summary, decisions: Sequence[Decision], side_names: Seque
     out.append(f'<text x="{left + 6}" y="{ly0 - 10}" font-size="12" fill="#6b7280">'
                f'Luck of each deal (points of expected margin; up: good for {_e(side_names[0])})</text>')
     out.append(f'<line x1="{left}" x2="{W - right}" y1="{mid:.1f}" y2="{mid:.1f}" stroke="#d1d5db"/>')
-    where = {p.event_index: i for i, p in enumerate(points) if p.kind == "deal"}
+    where = {p.event_index: i for i, p in enumerate(points) if p.kind is PointKind.DEAL}
     bw = max(3.0, min(10.0, (W - left - right) / max(n, 1) * 0.9))
     for dl in summary.deals:
         i = where.get(dl.event_index)
@@ -214,7 +208,7 @@ def _nice_step(raw: float) -> float:
 def html_report(match: Match, decisions: Sequence[Decision], summary: Summary) -> str:
     r = match.rules
     names = list(match.names)
-    sides = _side_names(match)
+    sides = match.side_names
     score = " – ".join(f'{_e(n)} <span class="score">{s}</span>' for n, s in zip(sides, summary.scores))
     goal = f"{r.hands} hand{'s' if r.hands > 1 else ''}" if r.hands else f"to {r.target}"
     outcome = "unfinished" if summary.winner is None else f"{_e(sides[summary.winner])} won"

@@ -15,7 +15,10 @@ gathers every violation of one request into one BadRequest.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
+import typing
+from enum import Enum
 from typing import Any, Callable, TypeVar
 
 from google.protobuf import message_factory
@@ -23,14 +26,14 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from cirulla.solver import record
-from cirulla.solver.analysis import (DealLuck, Decision, PlayerSummary, SideSummary, Summary,
+from cirulla.solver.analysis import (DealLuck, Decision, Judgement, PlayerSummary, SideSummary, Summary,
                                      TimelinePoint)
 from cirulla.solver.cards import RANKS, Card
 from cirulla.solver.errors import CirullaError, ViewError
 from cirulla.solver.events import Deal, HandEnd, SideScore, Turn
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
-from cirulla.solver.rules import ACE_ON_ACE, CAPTURE, DECLARATIONS, MATTA, PRESETS, Rules
+from cirulla.solver.rules import CHOICES, PRESETS, Rules
 from cirulla.solver.search import SearchResult
 from cirulla.solver.view import SeatView
 from cirulla.solver.view_builder import build_view
@@ -95,19 +98,37 @@ def _enum_prefix(enum) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
 
 
-def enum_number(field: FieldDescriptor, name: str) -> int:
-    """A domain enum value ("win_chance") as the field's enum number."""
-    return field.enum_type.values_by_name[_enum_prefix(field.enum_type) + name.upper()].number
+def enum_number(field: FieldDescriptor, value: Enum | str) -> int:
+    """A domain enum member (RankedBy.WIN_CHANCE) or name ("win_chance") as the
+    field's enum number (RANKED_BY_WIN_CHANCE): the member names are the
+    proto's value names without their prefix."""
+    name = value.name if isinstance(value, Enum) else value.upper()
+    return field.enum_type.values_by_name[_enum_prefix(field.enum_type) + name].number
 
 
 def enum_name(field: FieldDescriptor, number: int) -> str | None:
-    """The field's enum number as a domain value ("win_chance"); None for 0 (unspecified)."""
+    """The field's enum number as its name without the prefix ("WIN_CHANCE");
+    None for 0 (unspecified)."""
     if number == 0:
         return None
     value = field.enum_type.values_by_number.get(number)
     if value is None:
         raise ValueError(f"unknown value {number} of {field.enum_type.full_name}")
-    return value.name.removeprefix(_enum_prefix(field.enum_type)).lower()
+    return value.name.removeprefix(_enum_prefix(field.enum_type))
+
+
+@functools.cache
+def _field_types(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _enum_of(cls: type, name: str) -> type[Enum] | None:
+    """The Enum a dataclass field holds (through `X | None`), if any."""
+    hint = _field_types(cls).get(name)
+    for kind in (hint, *typing.get_args(hint)):
+        if isinstance(kind, type) and issubclass(kind, Enum):
+            return kind
+    return None
 
 
 def _repeated(field: FieldDescriptor) -> bool:
@@ -153,7 +174,7 @@ def to_message(value: Any, cls: type[Message], **fields) -> Message:
 
 def from_message(msg: Message, cls: type[T], **fields) -> T:
     """A domain dataclass from the same-named fields of a message: unset
-    optional fields as None, enums as their lower-case names, repeated as
+    optional fields as None, enums as the field's Enum member, repeated as
     tuples; `fields` gives those that need more than a copy."""
     values = dict(fields)
     by_name = msg.DESCRIPTOR.fields_by_name
@@ -166,7 +187,8 @@ def from_message(msg: Message, cls: type[T], **fields) -> T:
         elif _repeated(d):
             values[f.name] = tuple(getattr(msg, f.name))
         elif d.enum_type is not None:
-            values[f.name] = enum_name(d, getattr(msg, f.name))
+            name, kind = enum_name(d, getattr(msg, f.name)), _enum_of(cls, f.name)
+            values[f.name] = None if name is None else kind[name] if kind else name.lower()
         else:
             values[f.name] = getattr(msg, f.name)
     return cls(**values)
@@ -231,8 +253,9 @@ def check_record(msg: pb.Record, field: str = "record") -> None:
             read.problems.add(f"{field}.first_dealer", f"{msg.first_dealer} is not a seat 0..{rules.players - 1}")
         if msg.player_names and len(msg.player_names) != rules.players:
             read.problems.add(f"{field}.player_names", f"{len(msg.player_names)} names for {rules.players} players")
-    if msg.schema_version != record.SCHEMA_VERSION:
-        read.problems.add(f"{field}.schema_version", f"{msg.schema_version} is not {record.SCHEMA_VERSION}")
+    if msg.schema_version not in record.SCHEMAS:
+        read.problems.add(f"{field}.schema_version",
+                          f"{msg.schema_version} is not one of {', '.join(map(str, record.SCHEMAS))}")
     for i, ev in enumerate(msg.events):
         f = f"{field}.events[{i}]"
         kind = ev.WhichOneof("kind")
@@ -355,10 +378,10 @@ def decision_from_proto(msg: apb.DecisionAnalysis, rules: Rules) -> Decision:
     def move(m: pb.Move) -> Move:          # the text gives the move, the message its points
         return dataclasses.replace(move_from_proto(m, rules, "decision"), points=m.points)
 
-    judgement = enum_name(msg.DESCRIPTOR.fields_by_name["judgement"], msg.judgement)
+    judgement = enum_name(msg.DESCRIPTOR.fields_by_name["judgement"], msg.judgement)   # FORCED, GOOD, ...
     return from_message(msg, Decision, played=move(msg.played), best=move(msg.best),
                         hindsight_best=move(msg.hindsight_best), luck=tuple(msg.luck) or None,
-                        judgement=None if judgement in ("good", "forced") else judgement)
+                        judgement=Judgement[judgement] if judgement in Judgement.__members__ else None)
 
 
 def summary_to_proto(s: Summary) -> apb.AnalysisSummary:
@@ -387,9 +410,8 @@ def match_state_to_proto(match: Match) -> rpb.MatchState:
 
 
 def engine_info_to_proto(*, version: str, config, strengths) -> epb.GetEngineInfoResponse:
-    choices = {"capture": CAPTURE, "ace_on_ace": ACE_ON_ACE, "declarations": DECLARATIONS, "matta": MATTA}
-    options = [epb.RuleOption(name=f.name, values=list(choices.get(f.name) or
-                                                        (("true", "false") if f.type == "bool" else ())))
+    options = [epb.RuleOption(name=f.name, values=list(CHOICES[f.name]) if f.name in CHOICES else
+                              ["true", "false"] if f.type == "bool" else [])
                for f in dataclasses.fields(Rules) if f.name != "name"]
     return epb.GetEngineInfoResponse(
         version=version,

@@ -24,7 +24,7 @@ from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import rules_service_pb2 as rpb
 
-from . import convert, positions
+from . import convert
 from .config import ServerConfig
 from .convert import Problems
 from .limits import Call, Limits, Plan
@@ -127,10 +127,10 @@ class Service:
                                      + ", ".join(epb.Strength.Name(s) for s in STRENGTHS))
         problems.raise_any()
         strength = request.strength
-        legal = positions.legal_moves(view)
+        legal = view.legal_moves()
         if len(legal) == 1:                 # nothing to think about
             return epb.ChooseMoveResponse(move=convert.move_to_proto(legal[0]), strength=strength,
-                                          stats=epb.EngineStats(method="forced", seed=request.seed))
+                                          stats=epb.EngineStats(method=epb.SEARCH_METHOD_FORCED, seed=request.seed))
         budget = request.budget
         if strength != epb.STRENGTH_FULL or not (budget.time_ms or budget.iterations):
             # a level's own budget; full strength without one: reproducible by seed
@@ -141,7 +141,7 @@ class Service:
             result = self._search(view, plan, request.seed, call)
         rng = random.Random(f"{request.seed}/{strength}")
         move = result.best if strength == epb.STRENGTH_FULL else \
-            level.pick(result, rng, lambda: positions.greedy_move(view))
+            level.pick(result, rng, view.greedy_move)
         return epb.ChooseMoveResponse(move=convert.move_to_proto(move), strength=strength,
                                       cut_short=plan.cut_short(result.cut_short),
                                       stats=convert.stats_to_proto(result, request.seed))
@@ -152,8 +152,8 @@ class Service:
     # --- RulesService ---
 
     def list_legal_moves(self, request: rpb.ListLegalMovesRequest, call: Call) -> rpb.ListLegalMovesResponse:
-        view = convert.view_from_proto(request.view)
-        return rpb.ListLegalMovesResponse(moves=[convert.move_to_proto(m) for m in positions.legal_moves(view)])
+        view = self._view_to_move(request.view)
+        return rpb.ListLegalMovesResponse(moves=[convert.move_to_proto(m) for m in view.legal_moves()])
 
     def replay_record(self, request: rpb.ReplayRecordRequest, call: Call) -> rpb.ReplayRecordResponse:
         convert.check_record(request.record)
@@ -213,7 +213,8 @@ class Service:
     def _view_to_move(msg) -> SeatView:
         """The request's view, which must be the seat to move's, with a move to make."""
         view = convert.view_from_proto(msg)
-        positions.legal_moves(view)
+        with _view_errors():
+            view.legal_moves()
         return view
 
     def _search(self, view: SeatView, plan: Plan, seed: int, call: Call) -> SearchResult:

@@ -1,3 +1,4 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # The rules of Cirulla in C structs and nogil functions: the one place the
 # rules are written. Everything else (the Python API, the search) calls these.
 #
@@ -69,7 +70,7 @@ cdef struct State:
     u64 table
     signed char stock[N_CARDS]  # deal order; stock[stock_pos:] is still undealt
     int stock_pos
-    unsigned char cval[N_CARDS] # capture value of each card; the matta's may be named
+    unsigned char cval[N_CARDS]  # capture value of each card; the matta's may be named
     int scope[MAX_SEATS]        # by side, dealer buona included (R-SC-SCOPE)
     int decl[MAX_SEATS]         # declaration points by side (R-SC-BUONE)
     int low_card[MAX_SEATS]     # R-V5: value each seat played in the 1-card round
@@ -98,13 +99,60 @@ cdef class CoreRules:
     cdef Rules r
 
 # --- primitives ---
-cdef u64 rng_next(Rng* r) noexcept nogil
-cdef int rng_below(Rng* r, int n) noexcept nogil
-cdef int popcount(u64 x) noexcept nogil
-cdef int lowest(u64 x) noexcept nogil
+# Small and hot, so inline here: a cdef function another module cimports is
+# called through a pointer; an inline one in this .pxd is compiled into every
+# module that cimports it.
+
+cdef extern from *:
+    """
+    /* popcount without a libgcc call when the target has no POPCNT instruction
+       (the default x86-64 build): SWAR, a dozen branch-free operations.
+       __builtin_popcountll there calls libgcc's __popcountdi2: measured 1.7%
+       more instructions for an exact endgame solve. */
+    static inline int cirulla_popcount64(unsigned long long x) {
+    #if defined(__POPCNT__)
+        return __builtin_popcountll(x);
+    #else
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+        return (int)((x * 0x0101010101010101ULL) >> 56);
+    #endif
+    }
+    """
+    int cirulla_popcount64(unsigned long long) noexcept nogil
+    int __builtin_ctzll(unsigned long long) noexcept nogil
+
+cdef inline u64 bit(int c) noexcept nogil:
+    return (<u64>1) << c
+
+cdef inline int popcount(u64 x) noexcept nogil:
+    return cirulla_popcount64(x)
+
+cdef inline int lowest(u64 x) noexcept nogil:
+    """The lowest card of a non-empty set."""
+    return __builtin_ctzll(x)
+
+cdef inline u64 mix64(u64 z) noexcept nogil:
+    """splitmix64's finalizer: every bit of z stirred into every bit."""
+    z = (z ^ (z >> 30)) * <u64>0xBF58476D1CE4E5B9
+    z = (z ^ (z >> 27)) * <u64>0x94D049BB133111EB
+    return z ^ (z >> 31)
+
+cdef inline u64 rng_next(Rng* r) noexcept nogil:
+    # splitmix64: tiny state, passes BigCrush, trivially seedable
+    r.s += <u64>0x9E3779B97F4A7C15
+    return mix64(r.s)
+
+cdef inline int rng_below(Rng* r, int n) noexcept nogil:
+    """Uniform in 0..n-1 (n >= 1)."""
+    return <int>(((rng_next(r) >> 32) * <u64>n) >> 32)
+
+cdef inline int side_of(const Rules* r, int seat) noexcept nogil:
+    # seat % n_sides (R-SIDES) without a division for the seats there are
+    return seat if seat < r.n_sides else seat % r.n_sides
 
 # --- the rules ---
-cdef int side_of(const Rules* r, int seat) noexcept nogil
 cdef int cards_in_round(const Rules* r, int rnd) noexcept nogil
 cdef void new_hand(State* s, const Rules* r, int dealer) noexcept nogil
 cdef int deal_round(State* s, const Rules* r) noexcept nogil
@@ -117,4 +165,37 @@ cdef int cappotto_side(const State* s, const Rules* r) noexcept nogil
 # --- policies and playouts ---
 cdef int greedy_index(const State* s, const Rules* r, const Move* moves, int n) noexcept nogil
 cdef void greedy_scores(const State* s, const Rules* r, const Move* moves, int n, int* out) noexcept nogil
-cdef void play_out(State* s, const Rules* r, Rng* rng, int greedy, Move* buf) noexcept nogil
+
+cdef enum:
+    RANDOM_PLAY = -1    # choose_move's and play_out's eps_milli: every move uniformly at random
+
+cdef inline int choose_move(const State* s, const Rules* r, Rng* rng, const Move* moves, int n,
+                            int eps_milli) noexcept nogil:
+    """The playout policy's choice among moves[:n] (n >= 1): the greedy move,
+    or with probability eps_milli / 1000 a random one (so the opponents of a
+    search are not one fixed script; one move is played without a draw).
+    eps_milli RANDOM_PLAY: a uniformly random move, a draw for every move."""
+    if eps_milli == RANDOM_PLAY:
+        return rng_below(rng, n)
+    if n == 1:
+        return 0
+    if eps_milli and rng_below(rng, 1000) < eps_milli:
+        return rng_below(rng, n)
+    return greedy_index(s, r, moves, n)
+
+cdef inline void deal_due(State* s, const Rules* r, Rng* rng) noexcept nogil:
+    """Deal the next round if one is due; a void deal (R-MONTE) reshuffles the
+    undealt stock and deals again."""
+    while s.phase == PH_DEAL:
+        if deal_round(s, r) == DEAL_VOID:
+            shuffle_rest(s, rng)
+
+# The hand to its end from s, dealing from the stock, each move by choose_move
+# with this eps_milli (0: greedy; RANDOM_PLAY: random). buf: MAX_MOVES moves.
+cdef void play_out(State* s, const Rules* r, Rng* rng, int eps_milli, Move* buf) noexcept nogil
+
+# --- the state as Python values ---
+# A dict of ints and lists, one key per State field (CoreState.export's form);
+# state_from_dict trusts its consistency.
+cdef State state_from_dict(dict fields) except *
+cdef dict state_to_dict(const State* s)

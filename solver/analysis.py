@@ -69,6 +69,7 @@ import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 from typing import Iterator
 
@@ -77,16 +78,41 @@ from .events import Deal, HandEnd, Turn
 from .match import Match
 from .moves import Move
 from .rules import Rules
-from .search import CancelToken, Knowledge, MoveStats, SearchResult, _run, search, win_chance
+from .search import (CancelToken, Knowledge, MoveStats, RankedBy, SearchMethod, SearchResult, dealer_edge,
+                     run_search, search, win_chance)
 from .view import SeatView
 
 __all__ = ["DEFAULT_ITERATIONS", "THRESHOLDS", "SIGNIFICANCE", "Decision", "DealLuck", "TimelinePoint",
+           "Judgement", "JudgedBy", "PointKind",
            "PlayerSummary", "SideSummary", "Summary", "analyze", "analyze_all", "grade",
            "decision_accuracy", "point_worth", "decision_count"]
 
 DEFAULT_ITERATIONS = 30_000     # per search: about the search's default 100 ms on one core
 DEFAULT_JOBS = 2                # decisions analysed at once (the search releases the GIL)
-THRESHOLDS = (("blunder", 1.0), ("mistake", 0.5), ("inaccuracy", 0.25))   # severity, points
+
+
+class Judgement(StrEnum):
+    """An error's grade (the module docstring has the thresholds)."""
+    INACCURACY = "inaccuracy"
+    MISTAKE = "mistake"
+    BLUNDER = "blunder"
+
+
+class JudgedBy(StrEnum):
+    """What a decision's severity measures."""
+    POINTS = "points"               # expected points of the hand lost
+    WIN_CHANCE = "win_chance"       # the match-winning chance lost, in points at 0-0
+
+
+class PointKind(StrEnum):
+    """The event a point of the evaluation graph follows."""
+    START = "start"                 # a hand's start: the dealer's edge
+    DEAL = "deal"
+    TURN = "turn"
+    END = "end"                     # a hand's end: the actual score
+
+
+THRESHOLDS = ((Judgement.BLUNDER, 1.0), (Judgement.MISTAKE, 0.5), (Judgement.INACCURACY, 0.25))   # severity, points
 SIGNIFICANCE = 2.0              # standard errors a loss needs to be judged
 HALF_ACCURACY = 0.5             # the severity that halves a decision's accuracy
 
@@ -113,17 +139,17 @@ class Decision:
     win_chance: float | None    # the seat's side's chance of winning the match after the played move
     best_win_chance: float | None
     win_chance_loss: float | None   # best_win_chance - win_chance
-    judged_by: str              # "points" or "win_chance"
+    judged_by: JudgedBy
     severity: float             # the loss graded (see the module docstring)
     severity_stderr: float
-    judgement: str | None       # None, "inaccuracy", "mistake" or "blunder"
+    judgement: Judgement | None # None: no error
     hindsight_best: Move        # the best move with every card visible
     hindsight_loss: float       # the played move's loss with every card visible
     unavoidable_loss: float     # the view's best move's loss with every card visible
     value_before: float | None  # the value search's expected margin for the seat's side, best move
     value_after: float | None   # ... after the played move
     luck: tuple[float, ...] | None = None   # by side: the deal(s) just before this decision
-    method: str                 # the view search's method ("ismcts", "exact", "forced")
+    method: SearchMethod        # the view search's
 
     @property
     def forced(self) -> bool:
@@ -153,10 +179,10 @@ class TimelinePoint:
     """A point of the evaluation graph: side 0's expected match margin (score
     difference before the hand plus the hand's expected margin) after an event."""
     event_index: int            # index in match.events (-1: the match's start)
-    kind: str                   # "start", "deal", "turn" or "end"
+    kind: PointKind
     hand: int
     margin: float
-    decision: int | None = None # the decision of a "turn"
+    decision: int | None = None # the decision of a TURN
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,7 +232,7 @@ class Summary:
 
 # --- grading ------------------------------------------------------------------------
 
-def grade(severity: float, stderr: float = 0.0) -> str | None:
+def grade(severity: float, stderr: float = 0.0) -> Judgement | None:
     """The judgement of a severity (points), or None: below the thresholds, or
     within SIGNIFICANCE standard errors of no loss."""
     if severity < SIGNIFICANCE * stderr:
@@ -323,10 +349,11 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
     legal = len(view.moves)
     loss, loss_se = 0.0 - played.diff_to_best, played.diff_to_best_stderr      # 0.0 -: no -0.0
     win_loss = None if best.win_chance is None else best.win_chance - played.win_chance
-    judged_by = "win_chance" if view.ranked_by == "win_chance" and win_loss is not None else "points"
+    judged_by = JudgedBy.WIN_CHANCE if view.ranked_by is RankedBy.WIN_CHANCE and win_loss is not None \
+        else JudgedBy.POINTS
     if legal == 1:
         severity, se, loss, loss_se = 0.0, 0.0, 0.0, 0.0
-    elif judged_by == "points":
+    elif judged_by is JudgedBy.POINTS:
         severity, se = loss, loss_se
     else:
         # the drop in winning chance in points at 0-0; its standard error from
@@ -339,8 +366,7 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
     if legal == 1:
         hind_best, hind_loss, unavoidable = played.move, 0.0, 0.0
     else:
-        hind = _run(p.world, "auto", iterations=iterations, time_ms=None, seed=_mix(seed, p.number, 2),
-                    threads=1, cancel=cancel, sensitive=False)
+        hind = run_search(p.world, iterations=iterations, seed=_mix(seed, p.number, 2), cancel=cancel)
         hind_best = hind.best
         hind_loss = 0.0 - _stats(hind, p.played).diff_to_best
         unavoidable = 0.0 - _stats(hind, best.move).diff_to_best
@@ -348,8 +374,7 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
     if values:
         stock = p.world.base["stock"][p.world.base["stock_pos"]:]
         know = dataclasses.replace(p.world, fixed=False, unseen=tuple(stock))
-        value = _run(know, "auto", iterations=iterations, time_ms=None, seed=_mix(seed, p.number, 3),
-                     threads=1, cancel=cancel, sensitive=False)
+        value = run_search(know, iterations=iterations, seed=_mix(seed, p.number, 3), cancel=cancel)
         before, after = value.moves[0].expected_points, _stats(value, p.played).expected_points
     return Decision(
         number=p.number, event_index=p.event, hand=p.hand, round=p.round, seat=p.seat, side=side,
@@ -415,13 +440,9 @@ def _side0(d: Decision, value: float) -> float:
 
 
 def _hand_start(rules: Rules, dealer: int) -> float:
-    """Side 0's mean hand margin when `dealer` deals, in the engine's
-    greedy self-play distribution (the one behind the match-equity table)."""
-    from .search import _distribution_key, _hand_distribution     # its cached distribution
-    counts, _, _ = _hand_distribution(_distribution_key(rules))
-    total = sum(map(sum, counts)) or 1
-    dealer_margin = sum((x - y) * k for x, row in enumerate(counts) for y, k in enumerate(row)) / total
-    return dealer_margin if rules.side_of(dealer) == 0 else -dealer_margin
+    """Side 0's mean hand margin when `dealer` deals (search.dealer_edge)."""
+    edge = dealer_edge(rules)
+    return edge if rules.side_of(dealer) == 0 else -edge
 
 
 def _luck_before(match: Match, positions: list[_Position], done: list[Decision], p: _Position,
@@ -450,8 +471,8 @@ def _summary(match: Match, decisions: list[Decision], *, iterations: int, seed: 
         count = {g: sum(d.judgement == g for d in free) for g, _ in THRESHOLDS}
         players.append(PlayerSummary(
             seat=seat, name=match.names[seat], side=r.side_of(seat), decisions=len(mine),
-            forced=len(mine) - len(free), inaccuracies=count["inaccuracy"], mistakes=count["mistake"],
-            blunders=count["blunder"], loss=sum(d.loss for d in free),
+            forced=len(mine) - len(free), inaccuracies=count[Judgement.INACCURACY],
+            mistakes=count[Judgement.MISTAKE], blunders=count[Judgement.BLUNDER], loss=sum(d.loss for d in free),
             average_loss=sum(max(d.loss, 0.0) for d in free) / len(free) if free else 0.0,
             accuracy=sum(d.accuracy for d in free) / len(free) if free else 100.0,
             hindsight_loss=sum(d.hindsight_loss for d in free),
@@ -471,8 +492,7 @@ def _ledger(match: Match, decisions: list[Decision]):
     split of the result into start + luck + play + rest (module docstring)."""
     r, events = match.rules, match.events
     by_event = {d.event_index: d for d in decisions}
-    names = [" & ".join(match.names[s] for s in range(r.players) if r.side_of(s) == side)
-             for side in range(2)]
+    names = match.side_names
     start = luck = play = rest = 0.0
     base = 0                    # side 0's match margin before the hand
     timeline: list[TimelinePoint] = []
@@ -486,7 +506,7 @@ def _ledger(match: Match, decisions: list[Decision]):
                 hand = e.hand
                 value = _hand_start(r, e.dealer)
                 start += value
-                timeline.append(TimelinePoint(event_index=i, kind="start", hand=hand, margin=base + value))
+                timeline.append(TimelinePoint(event_index=i, kind=PointKind.START, hand=hand, margin=base + value))
             pending_deal = i                    # its luck shows at the next decision
         elif isinstance(e, Turn):
             d = by_event[i]
@@ -495,7 +515,7 @@ def _ledger(match: Match, decisions: list[Decision]):
                 deals.append(DealLuck(event_index=pending_deal, hand=d.hand, round=d.round,
                                       before=value, after=v_before))
                 luck += v_before - value
-                timeline.append(TimelinePoint(event_index=pending_deal, kind="deal", hand=d.hand,
+                timeline.append(TimelinePoint(event_index=pending_deal, kind=PointKind.DEAL, hand=d.hand,
                                               margin=base + v_before))
                 pending_deal = None
             else:
@@ -505,7 +525,7 @@ def _ledger(match: Match, decisions: list[Decision]):
             play += mine
             rest += swing - mine
             value = v_after
-            timeline.append(TimelinePoint(event_index=i, kind="turn", hand=d.hand, margin=base + value,
+            timeline.append(TimelinePoint(event_index=i, kind=PointKind.TURN, hand=d.hand, margin=base + value,
                                           decision=d.number))
         elif isinstance(e, HandEnd):
             actual = e.sides[0].total - e.sides[1].total
@@ -515,7 +535,7 @@ def _ledger(match: Match, decisions: list[Decision]):
                 rest += actual - value
             base += actual
             value, pending_deal = None, None
-            timeline.append(TimelinePoint(event_index=i, kind="end", hand=e.hand, margin=float(base)))
+            timeline.append(TimelinePoint(event_index=i, kind=PointKind.END, hand=e.hand, margin=float(base)))
     if value is not None:                       # an unfinished hand counts at its last value
         base += value
     result = float(base)

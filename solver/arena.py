@@ -1,4 +1,4 @@
-"""Engines against each other in duplicate matches (issue 3).
+"""Engines against each other in duplicate matches.
 
 Each pair is one match played twice from the same seed, so with the same
 deals, with the engines' seats swapped; every pairing of engines sees the same
@@ -11,14 +11,12 @@ policy), ``flatmc`` (flat Monte Carlo: every move on random worlds), ``ismcts``
 upper bound of what guessing better could gain). A budget follows a colon:
 ``ismcts:100ms``, ``flatmc:20000it``; the default is 100 ms.
 
-    python -m cirulla.solver.arena ismcts:100ms greedy --pairs 200 --jobs 2
+    cirulla arena ismcts:100ms greedy --pairs 200 --jobs 2
 """
 from __future__ import annotations
 
-import argparse
 import math
 import random
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -29,7 +27,7 @@ from .events import HandEnd
 from .match import Match
 from .moves import Move
 from .rules import PRESETS, Rules
-from .search import Knowledge, _match_sensitive, _run, flat_monte_carlo, search
+from .search import Knowledge, SearchMethod, flat_monte_carlo, match_sensitive, run_search, search
 
 ENGINES = ("random", "greedy", "flatmc", "ismcts", "cheat")
 MAX_HANDS = 200                 # a match still tied after this many hands counts as a draw
@@ -98,11 +96,6 @@ class EngineSpec:
         return text
 
 
-def _greedy(match: Match) -> Move:
-    moves = match.legal_moves
-    return moves[match._core.greedy_choice([m.to_core() for m in moves])]
-
-
 def make_player(spec: EngineSpec, seed: int) -> Callable[[Match], Move]:
     """A function from a match (at this engine's turn) to its move."""
     rnd = random.Random(seed)
@@ -114,7 +107,7 @@ def make_player(spec: EngineSpec, seed: int) -> Callable[[Match], Move]:
         if spec.kind == "random":
             return rnd.choice(moves)
         if spec.kind == "greedy" or len(moves) == 1:
-            return _greedy(match)
+            return match.greedy_move()
         s = rnd.getrandbits(63)
         seat = match.to_move
         if spec.kind == "flatmc" and not knobs:
@@ -123,8 +116,8 @@ def make_player(spec: EngineSpec, seed: int) -> Callable[[Match], Move]:
             return search(match.view(seat), seed=s, **budget).best
         view = match.view(seat)
         know = Knowledge.true_world(match, seat) if spec.kind == "cheat" else Knowledge.of(view)
-        return _run(know, "flat" if spec.kind == "flatmc" else "auto", seed=s, threads=1,
-                    cancel=None, sensitive=_match_sensitive(view), **budget, **knobs).best
+        return run_search(know, method=SearchMethod.FLAT if spec.kind == "flatmc" else None, seed=s,
+                          sensitive=match_sensitive(view), **budget, **knobs).best
 
     return play
 
@@ -251,46 +244,3 @@ def arena(a: EngineSpec | str, b: EngineSpec | str, *, rules: Rules | None = Non
                 if on_pair:
                     on_pair(len(done), summarize(a, b, done))
     return summarize(a, b, done)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m cirulla.solver.arena", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("a", help="engine A, e.g. ismcts:100ms")
-    p.add_argument("b", help="engine B, e.g. greedy")
-    p.add_argument("--pairs", type=int, default=100, help="duplicate pairs of matches (default 100)")
-    p.add_argument("--preset", default="classic", choices=sorted(PRESETS))
-    p.add_argument("--players", type=int, default=2, choices=(2, 4))
-    p.add_argument("--target", type=int, default=None, help="match target (default: the preset's)")
-    p.add_argument("--hands", type=int, default=None,
-                   help="matches of this many hands instead of a target (1: single hands)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--jobs", type=int, default=1, help="processes (one engine search each)")
-    p.add_argument("--progress", type=int, default=0, metavar="N", help="print the figures every N pairs")
-    args = p.parse_args(argv)
-    try:
-        options = {"players": args.players}
-        if args.target is not None:
-            options["target"] = args.target
-        if args.hands is not None:
-            options["hands"] = args.hands
-        rules = Rules.preset(args.preset, **options)
-
-        def progress(k: int, res: ArenaResult) -> None:
-            if args.progress and k % args.progress == 0 and k < args.pairs:
-                print(f"[{k}/{args.pairs}] " + res.lines()[1], flush=True)
-
-        res = arena(args.a, args.b, rules=rules, pairs=args.pairs, seed=args.seed, jobs=args.jobs,
-                    on_pair=progress)
-    except CirullaError as e:
-        print(f"arena: {e}", file=sys.stderr)
-        return 2
-    print(f"rules: {args.preset}, {rules.players} players, "
-          + (f"{rules.hands} hand(s) per match" if rules.hands else f"target {rules.target}"))
-    for line in res.lines():
-        print(line)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

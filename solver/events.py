@@ -54,9 +54,9 @@ class SideScore:
 class HandEnd:
     hand: int
     leftover: tuple[Card, ...]     # R-LEFTOVER
-    leftover_side: int             # -1: nobody captured in the hand
+    leftover_side: int | None      # None: nobody captured in the hand
     sides: tuple[SideScore, ...]
-    cappotto_side: int = -1        # R-CAPPOTTO
+    cappotto_side: int | None = None   # R-CAPPOTTO
 
 
 Event = Deal | Turn | HandEnd

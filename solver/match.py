@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Iterable, Sequence
 
 from . import _core
@@ -17,6 +18,13 @@ from .errors import IllegalMoveError, StateError
 from .events import CATEGORIES, Deal, Event, HandEnd, SideScore, Turn
 from .moves import Move
 from .rules import Rules
+
+
+class Phase(StrEnum):
+    """Where a match stands."""
+    DEAL = "deal"                   # waiting for the next round's cards (manual deals)
+    PLAY = "play"
+    OVER = "over"
 
 
 @dataclass
@@ -67,15 +75,22 @@ class Match:
     # --- what the table shows ---
 
     @property
-    def phase(self) -> str:
-        """'deal' (waiting for cards from the caller), 'play' or 'over'."""
+    def phase(self) -> Phase:
+        """DEAL (waiting for cards from the caller), PLAY or OVER."""
         if self.winner is not None:
-            return "over"
-        return "deal" if self._core.phase == _core.PHASE_DEAL else "play"
+            return Phase.OVER
+        return Phase.DEAL if self._core.phase == _core.PHASE_DEAL else Phase.PLAY
 
     @property
     def is_over(self) -> bool:
         return self.winner is not None
+
+    @property
+    def side_names(self) -> list[str]:
+        """Each side's name: its players' names, partners joined by " & " (R-SIDES)."""
+        r = self.rules
+        return [" & ".join(self.names[s] for s in range(r.players) if r.side_of(s) == side)
+                for side in range(r.n_sides)]
 
     @property
     def to_move(self) -> int:
@@ -122,10 +137,19 @@ class Match:
     @property
     def legal_moves(self) -> list[Move]:
         """Every legal move of the seat to move (empty unless the phase is 'play')."""
-        if self.phase != "play":
+        if self.phase is not Phase.PLAY:
             return []
-        matta = self.rules.matta_card
-        return [Move.from_core(t, matta) for t in self._core.legal_moves()]
+        return Move.legal_in(self._core, self.rules.matta_card)
+
+    def greedy_move(self) -> Move:
+        """The greedy policy's move for the seat to move (Move.greedy_in): the
+        engine's `greedy` level and the search's rollouts play it.
+
+        :raises StateError: if no move is due.
+        """
+        if self.phase is not Phase.PLAY:
+            raise StateError(f"no move is due: the match is in phase '{self.phase}'")
+        return Move.greedy_in(self._core, self.rules.matta_card)
 
     # --- actions ---
 
@@ -135,8 +159,8 @@ class Match:
         :raises IllegalMoveError: if the rules do not allow it here, saying why.
         :raises InvalidMoveError: if its text cannot be parsed.
         """
-        if self.phase != "play":
-            raise StateError(f"no move can be played: the match is in phase {self.phase!r}")
+        if self.phase is not Phase.PLAY:
+            raise StateError(f"no move can be played: the match is in phase '{self.phase}'")
         if isinstance(move, str):
             move = Move.parse(move, matta=self.rules.matta_card)
         legal = self.legal_moves
@@ -165,8 +189,8 @@ class Match:
 
         :raises StateError: if no deal is due, or the cards do not fit.
         """
-        if self.phase != "deal":
-            raise StateError(f"no deal is due: the match is in phase {self.phase!r}")
+        if self.phase is not Phase.DEAL:
+            raise StateError(f"no deal is due: the match is in phase '{self.phase}'")
         r, core = self.rules, self._core
         n = r.round_cards(core.round)
         ids = "R-DEAL" + (", R-VC" if r.cirullone else "") + (", R-V5" if r.five_players else "")
@@ -272,10 +296,10 @@ class Match:
         for side, row in enumerate(rows):
             self.scores[side] += sum(row)
         sides = tuple(SideScore(side, *row, match_total=self.scores[side]) for side, row in enumerate(rows))
-        taken_by = core.last_capturer if left and core.table == 0 else -1
-        cappotto = core.cappotto()
+        taken_by = core.last_capturer if left and core.table == 0 and core.last_capturer >= 0 else None
+        cappotto = core.cappotto() if core.cappotto() >= 0 else None
         self.events.append(HandEnd(self.hand_number, tuple(cards_of(left)), taken_by, sides, cappotto))
-        if cappotto >= 0:                                   # R-CAPPOTTO
+        if cappotto is not None:                            # R-CAPPOTTO
             self.winner = cappotto
         elif r.hands is not None:                           # R-HANDS-LIMIT
             if self.hand_number + 1 >= r.hands:

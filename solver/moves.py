@@ -121,6 +121,20 @@ class Move:
                 -1 if self.matta_as is None else self.matta_as, self.points)
 
     @classmethod
+    def legal_in(cls, core, matta: Card | None) -> list["Move"]:
+        """The legal moves of the seat to move in a core state (_core.CoreState)."""
+        return [cls.from_core(t, matta) for t in core.legal_moves()]
+
+    @classmethod
+    def greedy_in(cls, core, matta: Card | None) -> "Move":
+        """The core's greedy policy in a core state: the best immediate gain
+        (the cards' scoring worth and a scopa, less the risk of leaving a
+        sweepable table; ties to the lower card). It reads the seat's own cards,
+        the table and the counts, nothing hidden."""
+        moves = core.legal_moves()
+        return cls.from_core(moves[core.greedy_choice(moves)], matta)
+
+    @classmethod
     def from_core(cls, t: tuple[int, int, int, int, int], matta: Card | None) -> "Move":
         card, take, take2, rank, points = t
         if card >= 0:

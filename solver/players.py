@@ -41,9 +41,7 @@ class GreedyPlayer:
     name = "greedy"
 
     def choose(self, match: Match) -> Move:
-        core = match._core
-        moves = core.legal_moves()
-        return Move.from_core(moves[core.greedy_choice(moves)], match.rules.matta_card)
+        return match.greedy_move()
 
 
 @dataclass(frozen=True)
@@ -103,10 +101,6 @@ def level(name: str | Level) -> Level:
     raise CirullaError(f"unknown level {name!r}; levels are {', '.join(LEVEL_NAMES)}")
 
 
-def greedy_move(match: Match) -> Move:
-    return GreedyPlayer().choose(match)
-
-
 class EnginePlayer:
     """The search at a strength level: `choose(match)` searches the view of the
     seat to move (never more), then picks as the level says. The same seed and
@@ -120,14 +114,14 @@ class EnginePlayer:
     def choose(self, match: Match) -> Move:
         lv, moves = self.level, match.legal_moves
         if not moves:
-            raise CirullaError(f"no move to choose: the match is in phase {match.phase!r}")
+            raise CirullaError(f"no move to choose: the match is in phase '{match.phase}'")
         if lv.name == "random":
             return self._rng.choice(moves)
         if lv.name == "greedy" or len(moves) == 1:
-            return greedy_move(match)
+            return match.greedy_move()
         result = search(match.view(match.to_move), iterations=lv.iterations,
                         seed=self._rng.getrandbits(63))
-        return lv.pick(result, self._rng, lambda: greedy_move(match))
+        return lv.pick(result, self._rng, match.greedy_move)
 
 
 def make_player(level_name: str | Level, *, seed: int | None = None) -> Player:

@@ -18,23 +18,34 @@ from cirulla.v1 import game_pb2 as pb
 from .cards import RANKS, Card
 from .errors import CirullaError, RecordError, RulesError
 from .events import CATEGORIES, Deal, HandEnd, Turn
-from .match import Match
+from .match import Match, Phase
 from .moves import Move
-from .rules import ACE_ON_ACE, CAPTURE, DECLARATIONS, Rules
+from .rules import CHOICES, Matta, Rules
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Schema 1 (records written before 2026-11-30) had no field presence: a side
+# that was "none" was -1 and a side 0 was left out like every default; the
+# matta was text ("7H"). Such records still load.
+SCHEMAS = (1, 2)
+_SCHEMA1_NONE = -1
+_SCHEMA1_MATTA = {m.value.lower(): m.name for m in Matta}
 _BOOL_OPTIONS = ("single_match_first", "piccola_to_seven", "grande_long", "buona_stack",
                  "grande_in_hand", "capotun", "re_bello", "cirullone", "five_players")
 
 
 # --- rules ---
 
+def _enum_field(name: str):
+    """The Rules message's enum field of an option, and its values' prefix."""
+    enum = pb.Rules.DESCRIPTOR.fields_by_name[name].enum_type
+    return enum, enum.values[0].name.removesuffix("UNSPECIFIED")
+
+
 def rules_to_proto(rules: Rules) -> pb.Rules:
-    msg = pb.Rules(preset=rules.name, players=rules.players, target=rules.target,
-                   hands=rules.hands or 0, matta=rules.matta,
-                   capture=CAPTURE.index(rules.capture) + 1,
-                   ace_on_ace=ACE_ON_ACE.index(rules.ace_on_ace) + 1,
-                   declarations=DECLARATIONS.index(rules.declarations) + 1)
+    msg = pb.Rules(preset=rules.name, players=rules.players, target=rules.target, hands=rules.hands or 0)
+    for name in CHOICES:                    # Capture.MANDATORY -> CAPTURE_RULE_MANDATORY
+        enum, prefix = _enum_field(name)
+        setattr(msg, name, enum.values_by_name[prefix + getattr(rules, name).name].number)
     for opt in _BOOL_OPTIONS:
         setattr(msg, opt, getattr(rules, opt))
     return msg
@@ -49,15 +60,15 @@ def rules_from_proto(msg: pb.Rules) -> Rules:
         options["target"] = msg.target
     if msg.hands:
         options["hands"] = msg.hands
-    for name, values in (("capture", CAPTURE), ("ace_on_ace", ACE_ON_ACE), ("declarations", DECLARATIONS)):
-        v = getattr(msg, name)
-        if v:
-            if not 1 <= v <= len(values):
-                raise RulesError(f"unknown value {v}: the values are 1..{len(values)} "
-                                 f"({', '.join(values)})", field=name)
-            options[name] = values[v - 1]
-    if msg.matta:
-        options["matta"] = "none" if msg.matta.lower() == "none" else msg.matta.upper()
+    for name, kind in CHOICES.items():
+        number = getattr(msg, name)
+        if number:
+            enum, prefix = _enum_field(name)
+            value = enum.values_by_number.get(number)
+            if value is None:
+                raise RulesError(f"unknown value {number}: the values are 1..{len(enum.values) - 1} "
+                                 f"({', '.join(v.name for v in enum.values[1:])})", field=name)
+            options[name] = kind[value.name.removeprefix(prefix)]
     for opt in _BOOL_OPTIONS:
         if msg.HasField(opt):
             options[opt] = getattr(msg, opt)
@@ -76,7 +87,8 @@ def move_to_proto(move: Move) -> pb.Move:
 
 
 def move_from_proto(msg: pb.Move, matta: Card | None) -> Move:
-    """The move a message describes: its text if it has one, else its fields."""
+    """The move a message describes: its fields (card and captured, or declared) if
+    it has them, else its text."""
     if msg.card:
         text = msg.card + (" x " + " ".join(msg.captured) if msg.captured else "")
     elif msg.declared:
@@ -110,13 +122,20 @@ def event_to_proto(e) -> pb.Event:
                             **{c: getattr(s, c) for c in CATEGORIES}) for s in e.sides]))
 
 
+def _optional(msg, name: str, schema: int) -> int | None:
+    """An optional side (winner, leftover_side, cappotto_side): None if unset,
+    or in schema 1, if -1."""
+    if schema == 1:
+        return None if getattr(msg, name) == _SCHEMA1_NONE else getattr(msg, name)
+    return getattr(msg, name) if msg.HasField(name) else None
+
+
 # --- records ---
 
 def to_proto(match: Match) -> pb.Record:
     return pb.Record(schema_version=SCHEMA_VERSION, rules=rules_to_proto(match.rules),
                      first_dealer=match.first_dealer, player_names=list(match.names),
-                     events=[event_to_proto(e) for e in match.events],
-                     winner=-1 if match.winner is None else match.winner)
+                     events=[event_to_proto(e) for e in match.events], winner=match.winner)
 
 
 def dumps(match: Match) -> str:
@@ -135,10 +154,21 @@ def loads(text: str) -> Match:
         raise RecordError(f"not JSON: {e}") from None
     msg = pb.Record()
     try:
-        json_format.ParseDict(data, msg)
+        json_format.ParseDict(_upgrade(data), msg)
     except json_format.ParseError as e:
         raise RecordError(f"not a cirulla.v1.Record: {e}") from None
     return from_proto(msg)
+
+
+def _upgrade(data):
+    """A schema-1 record's JSON as today's: the matta as text ("7H") becomes its
+    enum's name (the sides are read by _optional)."""
+    rules = data.get("rules") if isinstance(data, dict) else None
+    if isinstance(rules, dict) and isinstance(rules.get("matta"), str):
+        name = _SCHEMA1_MATTA.get(rules["matta"].lower())
+        if name is not None:
+            rules["matta"] = "MATTA_" + name
+    return data
 
 
 def load(path: str | Path) -> Match:
@@ -155,8 +185,9 @@ def from_proto(msg: pb.Record) -> Match:
     :raises RecordError: with the field at fault (``events[7].turn.move``,
         ``rules.capture``, ``winner``) and the event's index.
     """
-    if msg.schema_version != SCHEMA_VERSION:
-        raise RecordError(f"schema_version {msg.schema_version} is not {SCHEMA_VERSION}", field="schema_version")
+    if msg.schema_version not in SCHEMAS:
+        raise RecordError(f"schema_version {msg.schema_version} is not one of {', '.join(map(str, SCHEMAS))}",
+                          field="schema_version")
     try:
         rules = rules_from_proto(msg.rules)
     except CirullaError as e:
@@ -168,24 +199,25 @@ def from_proto(msg: pb.Record) -> Match:
         raise RecordError(e.reason, field=field) from None
     for i, ev in enumerate(msg.events):
         try:
-            _replay(match, ev)
+            _replay(match, ev, msg.schema_version)
         except CirullaError as e:
             kind = ev.WhichOneof("kind")
             where = ".".join(p for p in (kind, e.field) if p)
             raise RecordError(e.reason, event=i, field=f"events[{i}]" + (f".{where}" if where else "")) from None
-    if msg.winner != (-1 if match.winner is None else match.winner) and (msg.winner or match.winner is not None):
-        raise RecordError(f"the record names winner {msg.winner}, the replay gives "
+    winner = _optional(msg, "winner", msg.schema_version)
+    if winner != match.winner:
+        raise RecordError(f"the record names winner {winner}, the replay gives "
                           f"{'none yet' if match.winner is None else match.winner}", field="winner")
     return match
 
 
-def _replay(match: Match, ev: pb.Event) -> None:
+def _replay(match: Match, ev: pb.Event, schema: int) -> None:
     kind = ev.WhichOneof("kind")
     n_before = len(match.events)
     if kind == "deal":
         d = ev.deal
-        if match.phase != "deal":
-            raise RecordError(f"a deal, but the match is in phase {match.phase!r}")
+        if match.phase is not Phase.DEAL:
+            raise RecordError(f"a deal, but the match is in phase '{match.phase}'")
         expect = (match.hand_number, match.round, match.dealer)
         if (d.hand, d.round, d.dealer) != expect:
             raise RecordError(f"deal of hand {d.hand} round {d.round} by {d.dealer}; "
@@ -199,8 +231,8 @@ def _replay(match: Match, ev: pb.Event) -> None:
         _same(d.capotun, "capotun", got.capotun)
     elif kind == "turn":
         t = ev.turn
-        if match.phase != "play":
-            raise RecordError(f"a turn, but the match is in phase {match.phase!r}")
+        if match.phase is not Phase.PLAY:
+            raise RecordError(f"a turn, but the match is in phase '{match.phase}'")
         if t.seat != match.to_move:
             raise RecordError(f"seat {t.seat} plays, but it is seat {match.to_move}'s turn (R-DEALER, R-SEATS)",
                               field="seat")
@@ -215,7 +247,7 @@ def _replay(match: Match, ev: pb.Event) -> None:
         ends = [e for e in match.events[:n_before] if isinstance(e, HandEnd)]
         if not ends or ends[-1].hand != ev.hand_end.hand:
             raise RecordError(f"hand {ev.hand_end.hand} has not ended here", field="hand")
-        _check_hand_end(ends[-1], ev.hand_end)
+        _check_hand_end(ends[-1], ev.hand_end, schema)
     else:
         raise RecordError("an empty event")
 
@@ -225,10 +257,10 @@ def _same(recorded, name, replayed) -> None:
         raise RecordError(f"{name} is {recorded!r} in the record, {replayed!r} by the rules", field=name)
 
 
-def _check_hand_end(end: HandEnd, msg: pb.HandEnd) -> None:
+def _check_hand_end(end: HandEnd, msg: pb.HandEnd, schema: int) -> None:
     _same(sorted(msg.leftover), "leftover", sorted(str(c) for c in end.leftover))
-    _same(msg.leftover_side, "leftover_side", end.leftover_side)
-    _same(msg.cappotto_side, "cappotto_side", end.cappotto_side)
+    _same(_optional(msg, "leftover_side", schema), "leftover_side", end.leftover_side)
+    _same(_optional(msg, "cappotto_side", schema), "cappotto_side", end.cappotto_side)
     if len(msg.sides) != len(end.sides):
         raise RecordError(f"{len(msg.sides)} side scores for {len(end.sides)} sides", field="sides")
     for k, (got, s) in enumerate(zip(end.sides, msg.sides)):

@@ -3,16 +3,44 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
+from typing import Any
 
 from . import _core
 from .cards import Card
 from .errors import RulesError
 
-CAPTURE = ("mandatory", "optional")                       # R-MUST
-ACE_ON_ACE = ("only_ace", "ace_or_fifteen", "sweep")      # R-ACE-ACE
-DECLARATIONS = ("optional", "mandatory")                  # R-DECL-CHOICE
-MATTA = ("7H", "QH", "none")                              # R-MATTA
+
+class Capture(StrEnum):
+    """Whether a card that can capture must (R-MUST)."""
+    MANDATORY = "mandatory"
+    OPTIONAL = "optional"
+
+
+class AceOnAce(StrEnum):
+    """What an ace played onto a table with an ace takes (R-ACE-ACE)."""
+    ONLY_ACE = "only_ace"
+    ACE_OR_FIFTEEN = "ace_or_fifteen"
+    SWEEP = "sweep"
+
+
+class Declarations(StrEnum):
+    """Whether a holding that scores must be declared (R-DECL-CHOICE)."""
+    OPTIONAL = "optional"
+    MANDATORY = "mandatory"
+
+
+class Matta(StrEnum):
+    """The wild card (R-MATTA), by its text form."""
+    SEVEN_OF_HEARTS = "7H"
+    QUEEN_OF_HEARTS = "QH"
+    NONE = "none"
+
+
+# the options whose values are an enum, and the enum
+CHOICES: dict[str, type[StrEnum]] = {"capture": Capture, "ace_on_ace": AceOnAce,
+                                     "declarations": Declarations, "matta": Matta}
 
 # the rule each option changes (section 9), cited when an option's value is refused
 OPTION_RULES = {
@@ -23,11 +51,11 @@ OPTION_RULES = {
     "re_bello": "R-SC-*", "cirullone": "R-VC", "five_players": "R-V5",
 }
 
-PRESETS: dict[str, dict] = {
+PRESETS: dict[str, dict[str, Any]] = {
     "classic": {},
-    "online": {"single_match_first": True, "declarations": "mandatory"},
-    "relaxed": {"capture": "optional", "ace_on_ace": "ace_or_fifteen"},
-    "extended": {"ace_on_ace": "ace_or_fifteen", "piccola_to_seven": True},
+    "online": {"single_match_first": True, "declarations": Declarations.MANDATORY},
+    "relaxed": {"capture": Capture.OPTIONAL, "ace_on_ace": AceOnAce.ACE_OR_FIFTEEN},
+    "extended": {"ace_on_ace": AceOnAce.ACE_OR_FIFTEEN, "piccola_to_seven": True},
     "cirullone": {"cirullone": True, "target": 101},
     "five": {"five_players": True, "players": 5},
 }
@@ -43,11 +71,11 @@ class Rules:
     players: int = 2
     target: int = 51
     hands: int | None = None
-    capture: str = "mandatory"
-    ace_on_ace: str = "only_ace"
+    capture: Capture = Capture.MANDATORY
+    ace_on_ace: AceOnAce = AceOnAce.ONLY_ACE
     single_match_first: bool = False
-    declarations: str = "optional"
-    matta: str = "7H"
+    declarations: Declarations = Declarations.OPTIONAL
+    matta: Matta = Matta.SEVEN_OF_HEARTS
     piccola_to_seven: bool = False
     grande_long: bool = False
     buona_stack: bool = False
@@ -73,11 +101,13 @@ class Rules:
             if not ok:
                 raise RulesError(message, field=option)
 
-        for opt, values in (("capture", CAPTURE), ("ace_on_ace", ACE_ON_ACE),
-                            ("declarations", DECLARATIONS), ("matta", MATTA)):
-            check(getattr(self, opt) in values, opt,
-                  f"option {opt} must be one of {', '.join(values)} ({OPTION_RULES[opt]}), "
-                  f"got {getattr(self, opt)!r}")
+        for opt, kind in CHOICES.items():
+            value = getattr(self, opt)
+            try:
+                object.__setattr__(self, opt, kind(value))  # a string given: its enum
+            except (ValueError, TypeError):
+                check(False, opt, f"option {opt} must be one of {', '.join(kind)} ({OPTION_RULES[opt]}), "
+                                  f"got {value!r}")
         for f in dataclasses.fields(self):
             if f.type == "bool":
                 check(isinstance(getattr(self, f.name), bool), f.name,
@@ -111,7 +141,7 @@ class Rules:
 
     @property
     def matta_card(self) -> Card | None:
-        return None if self.matta == "none" else Card.parse(self.matta)
+        return None if self.matta is Matta.NONE else Card.parse(self.matta)
 
     def replace(self, **options) -> "Rules":
         return dataclasses.replace(self, **options)
@@ -121,10 +151,10 @@ class Rules:
         m = self.matta_card
         return _core.CoreRules(
             n_players=self.players,
-            capture_optional=self.capture == "optional",
-            ace_on_ace=ACE_ON_ACE.index(self.ace_on_ace),
+            capture_optional=self.capture is Capture.OPTIONAL,
+            ace_on_ace=list(AceOnAce).index(self.ace_on_ace),
             single_match_first=self.single_match_first,
-            decl_mandatory=self.declarations == "mandatory",
+            decl_mandatory=self.declarations is Declarations.MANDATORY,
             matta=-1 if m is None else m.index,
             piccola_to_seven=self.piccola_to_seven,
             grande_long=self.grande_long,

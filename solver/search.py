@@ -1,4 +1,4 @@
-"""Rank every legal move from what one seat can see (issue 3).
+"""Rank every legal move from what one seat can see.
 
 `search(view)` samples worlds consistent with the view (docs/rules.md section 8:
 the unseen cards dealt at random to the other seats' hidden slots and the
@@ -7,15 +7,15 @@ well they explain the other seats' card plays this round by the greedy
 heuristic, the exact solver weighing its worlds the same way), and then, by
 the position:
 
-* one legal move: "forced", a short evaluation of it;
+* one legal move: SearchMethod.FORCED, a short evaluation of it;
 * 2 players, empty stock: the last round is perfect information, solved
-  exactly ("exact");
+  exactly (SearchMethod.EXACT);
 * 2 players, a stock of 6 (the last two rounds): every opponent holding x
   every split of the last deal (at most 84 x 20 worlds), each world solved
-  exactly and the values averaged ("exact"; the figures are exact averages,
+  exactly and the values averaged (EXACT; the figures are exact averages,
   standard errors 0). Not with optional captures (R-MUST, `relaxed`): the
   trees there are about 6 times larger (0.5-1 s a position), so ISMCTS;
-* otherwise SO-ISMCTS with availability counts ("ismcts") builds a tree over
+* otherwise SO-ISMCTS with availability counts (ISMCTS) builds a tree over
   most of the budget, then a paired phase evaluates every legal move on the
   same fresh worlds, following the tree's most visited moves and then the
   rollout policy. The reported figures, their standard errors and the
@@ -28,7 +28,11 @@ thread (root parallelization) and add their counts up.
 Figures are margins: a side's hand points minus the average of the other
 sides' (for 2 sides, own points minus the opponent's). `MoveStats.categories`
 splits that margin by category (events.CATEGORIES), so the categories add up
-to `expected`.
+to `expected_points`.
+
+`run_search(knowledge, method=...)` is the entry for a world the caller
+describes (the arena's all-seeing engine, the analysis's hindsight); `search`
+and `flat_monte_carlo` are the entries for a seat's view.
 """
 from __future__ import annotations
 
@@ -37,19 +41,21 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import lru_cache
 from typing import Callable
 
 from . import _search
+from ._equity import EquityTable, hand_distribution
 from .cards import mask_of
 from .errors import StateError
 from .events import CATEGORIES
 from .moves import Move
-from .rules import Rules
+from .rules import Capture, Declarations, Rules
 from .view import SeatView
 
-__all__ = ["CancelToken", "MoveStats", "SearchResult", "search", "flat_monte_carlo",
-           "equity_table", "win_chance"]
+__all__ = ["CancelToken", "Knowledge", "MoveStats", "RankedBy", "SearchMethod", "SearchResult", "search",
+           "flat_monte_carlo", "run_search", "match_sensitive", "equity_table", "win_chance", "dealer_edge"]
 
 DEFAULT_TIME_MS = 100.0
 PAIRED_SHARE = 0.25         # of the budget, for the paired phase
@@ -58,6 +64,20 @@ FORCED_WORLDS = 64
 INFER_T = 50.0              # the inference's temperature, in the greedy worth's units (a scopa is 100)
 EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity table
 MAX_EQUITY_TARGET = 301
+
+
+class SearchMethod(StrEnum):
+    """How a search ranked the moves (see the module docstring)."""
+    ISMCTS = "ismcts"
+    FLAT = "flat"
+    EXACT = "exact"
+    FORCED = "forced"
+
+
+class RankedBy(StrEnum):
+    """What a search's order of the moves follows."""
+    EXPECTED_POINTS = "expected_points"
+    WIN_CHANCE = "win_chance"       # near the target, or with a cappotto in reach
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,9 +103,9 @@ class SearchResult:
     iterations: int                # playouts (and exactly solved positions) behind the result
     elapsed_ms: float
     cut_short: bool                # stopped by cancel/deadline before the requested budget
-    method: str                    # "ismcts", "flat", "exact" or "forced"
+    method: SearchMethod
     threads: int
-    ranked_by: str = "expected_points"   # or "win_chance" near the target / with a cappotto in reach;
+    ranked_by: RankedBy = RankedBy.EXPECTED_POINTS   # WIN_CHANCE near the target / a cappotto in reach;
                                    # then diff_to_best (still in points) may be > 0
     info: dict = field(default_factory=dict, compare=False)   # worlds, nodes, tree_iterations, rejected
 
@@ -129,7 +149,7 @@ class Knowledge:
         unseen = base["stock"][40 - len(view.unseen()):]
         # R-DECL-CHOICE: with mandatory declarations, a seat that played this
         # round without declaring held no buona
-        mandatory = r.declarations == "mandatory"
+        mandatory = r.declarations is Declarations.MANDATORY
         nobuona = [int(mandatory and s != seat and not view.declared[s]
                        and bool(view.played_this_round[s])) for s in range(n)]
         return cls(r, base, seat, tuple(unseen), tuple(view.hidden_count(s) for s in range(n)),
@@ -176,13 +196,13 @@ def _distribution_key(rules: Rules) -> Rules:
 @lru_cache(maxsize=16)
 def _hand_distribution(rules: Rules):
     """Greedy self-play hand results for these rules (2 sides), cached."""
-    return _search.hand_distribution(rules.core, EQUITY_HANDS, 0xC1C1)
+    return hand_distribution(rules.core, EQUITY_HANDS, 0xC1C1)
 
 
 @lru_cache(maxsize=32)
 def _equity(rules: Rules):
     counts, cd, co = _hand_distribution(_distribution_key(rules))
-    return _search.EquityTable(counts, cd, co, rules.target)
+    return EquityTable(counts, cd, co, rules.target)
 
 
 def equity_table(rules: Rules):
@@ -219,7 +239,16 @@ def _hand_points_p99(rules: Rules) -> int:
     return len(by_points) - 1
 
 
-def _match_sensitive(view: SeatView) -> bool:
+def dealer_edge(rules: Rules) -> float:
+    """The dealer's side's mean hand margin in the engine's greedy self-play
+    (the distribution behind the match-equity table): the dealer's seat is
+    worth this much before any card is seen (2 sides)."""
+    counts, _, _ = _hand_distribution(_distribution_key(rules))
+    total = sum(map(sum, counts)) or 1
+    return sum((x - y) * k for x, row in enumerate(counts) for y, k in enumerate(row)) / total
+
+
+def match_sensitive(view: SeatView) -> bool:
     """Rank by the chance of winning the match: when a side could reach the
     target with this hand (its score plus the 99th percentile of a hand's
     points), or a cappotto is in reach (one side holds 5 or more diamonds and
@@ -253,9 +282,9 @@ def search(view: SeatView, *, iterations: int | None = None, time_ms: float | No
     :raises StateError: if the view cannot be, or it is not the seat's turn in a hand in play.
     """
     _check(view)
-    return _run(Knowledge.of(view), "auto", iterations=iterations, time_ms=time_ms, seed=seed,
-                threads=threads, cancel=cancel, on_progress=on_progress,
-                progress_interval_ms=progress_interval_ms, sensitive=_match_sensitive(view))
+    return run_search(Knowledge.of(view), iterations=iterations, time_ms=time_ms, seed=seed,
+                      threads=threads, cancel=cancel, on_progress=on_progress,
+                      progress_interval_ms=progress_interval_ms, sensitive=match_sensitive(view))
 
 
 def flat_monte_carlo(view: SeatView, *, iterations: int | None = None, time_ms: float | None = None,
@@ -263,8 +292,8 @@ def flat_monte_carlo(view: SeatView, *, iterations: int | None = None, time_ms: 
     """The baseline: every legal move played out with the rollout policy on the
     same random worlds for the whole budget (no tree, no exact endgames)."""
     _check(view)
-    return _run(Knowledge.of(view), "flat", iterations=iterations, time_ms=time_ms, seed=seed,
-                threads=threads, cancel=cancel, sensitive=_match_sensitive(view))
+    return run_search(Knowledge.of(view), method=SearchMethod.FLAT, iterations=iterations, time_ms=time_ms,
+                      seed=seed, threads=threads, cancel=cancel, sensitive=match_sensitive(view))
 
 
 def _thread_seed(seed: int, t: int) -> int:
@@ -272,15 +301,19 @@ def _thread_seed(seed: int, t: int) -> int:
     return x ^ (x >> 29)
 
 
-def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float | None,
-         seed: int, threads: int, cancel: CancelToken | None, sensitive: bool = False,
-         on_progress: Callable[[SearchResult], None] | None = None,
-         progress_interval_ms: float = 250.0, paired_share: float = PAIRED_SHARE,
-         pick: str = "paired", **params) -> SearchResult:
-    """The search behind search() and flat_monte_carlo(); `params` go to the
-    Searcher (c_ucb, eps_milli, follow_min, infer_t), `pick` = "visits"
-    recommends the tree's most visited move instead of the paired phase's best
-    (for tuning)."""
+def run_search(know: Knowledge, *, method: SearchMethod | None = None, iterations: int | None = None,
+               time_ms: float | None = None, seed: int = 0, threads: int = 1, cancel: CancelToken | None = None,
+               sensitive: bool = False, on_progress: Callable[[SearchResult], None] | None = None,
+               progress_interval_ms: float = 250.0, paired_share: float = PAIRED_SHARE,
+               pick: str = "paired", **params) -> SearchResult:
+    """The search behind search() and flat_monte_carlo(), on what `know` says.
+
+    `method` None picks it by the position (module docstring); FLAT is the
+    baseline. `sensitive`: rank by the chance of winning the match where the
+    equity table rates it (see match_sensitive). `params` go to the Searcher
+    (c_ucb, eps_milli, follow_min, infer_t); `pick` = "visits" recommends the
+    tree's most visited move instead of the paired phase's best (for tuning).
+    """
     if iterations is not None and (not isinstance(iterations, int) or iterations < 1):
         raise StateError(f"search: iterations must be a positive integer, got {iterations!r}")
     if time_ms is not None and not time_ms > 0:
@@ -295,34 +328,34 @@ def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float
     stop = cancel._flag if cancel is not None else _search.StopFlag()
     match_mode = bool(sensitive and equity is not None)
     # the baseline samples worlds uniformly; the search weighs them by the plays seen
-    params.setdefault("infer_t", 0.0 if method == "flat" else INFER_T)
+    params.setdefault("infer_t", 0.0 if method is SearchMethod.FLAT else INFER_T)
     searchers = [know.searcher(_thread_seed(seed, t), stop, equity=equity, match_mode=match_mode,
                                **params) for t in range(threads)]
     n_moves = len(searchers[0].root_moves)
     if n_moves == 0:
         raise StateError("search: no legal move (the hand is not in play)")
     stock = 40 - know.base["stock_pos"]
-    if method == "auto":
+    if method is None:
         if n_moves == 1:
-            method = "forced"
-        elif rules.players == 2 and (stock == 0 or (stock == 6 and rules.capture == "mandatory")):
-            method = "exact"            # the last round, or the last two: see the module docstring
+            method = SearchMethod.FORCED
+        elif rules.players == 2 and (stock == 0 or (stock == 6 and rules.capture is Capture.MANDATORY)):
+            method = SearchMethod.EXACT     # the last round, or the last two: see the module docstring
         else:
-            method = "ismcts"
+            method = SearchMethod.ISMCTS
     deadline = start + time_ms / 1000.0 if time_ms is not None else 0.0
     cut = [False] * threads
 
     def work(t: int, s: _search.Searcher) -> None:
-        if method == "exact":
+        if method is SearchMethod.EXACT:
             # the exact solver runs to its end (tens of ms; see bench_search.py),
             # whatever the time budget; only a cancel stops it
             cut[t] = s.exact(t, threads) < 0
             return
-        if method == "forced":
+        if method is SearchMethod.FORCED:
             s.paired(FORCED_WORLDS // threads + 1, 0.0, FORCED_WORLDS // threads + 1)
             return
-        share = 1.0 if method == "flat" else paired_share
-        if method == "ismcts":
+        share = 1.0 if method is SearchMethod.FLAT else paired_share
+        if method is SearchMethod.ISMCTS:
             it = (iterations * (1 - share) / threads) if iterations else 2**62
             t_tree = start + (1 - share) * (deadline - start) if deadline else 0.0
             done = s.ismcts(int(max(it, 1)), t_tree)
@@ -338,7 +371,7 @@ def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float
         elapsed = (time.monotonic() - start) * 1000.0
         return _result([s.stats() for s in searchers], searchers[0].root_moves, rules, method,
                         elapsed, (any(cut) or stop.is_set) if final else False, threads,
-                        equity is not None, match_mode, pick if method == "ismcts" else "paired")
+                        equity is not None, match_mode, pick if method is SearchMethod.ISMCTS else "paired")
 
     if threads == 1 and on_progress is None:
         work(0, searchers[0])
@@ -356,16 +389,16 @@ def _run(know: Knowledge, method: str, *, iterations: int | None, time_ms: float
             if on_progress and time.monotonic() >= next_report and any(th.is_alive() for th in pool):
                 on_progress(snapshot(False))
                 next_report = time.monotonic() + interval
-    if method == "exact" and not stop.is_set and not sum(s.stats()["worlds"] for s in searchers):
+    if method is SearchMethod.EXACT and not stop.is_set and not sum(s.stats()["worlds"] for s in searchers):
         # no world passes the R-DECL-CHOICE inference: the view contradicts it
         # (a hand-made one); solve every world instead
-        return _run(dataclasses.replace(know, nobuona=(0,) * len(know.nobuona)), method,
-                    iterations=iterations, time_ms=time_ms, seed=seed, threads=threads,
-                    cancel=cancel, sensitive=sensitive, **params)
+        return run_search(dataclasses.replace(know, nobuona=(0,) * len(know.nobuona)), method=method,
+                          iterations=iterations, time_ms=time_ms, seed=seed, threads=threads,
+                          cancel=cancel, sensitive=sensitive, **params)
     return snapshot(True)
 
 
-def _result(stats: list[dict], root: list[tuple], rules: Rules, method: str, elapsed_ms: float,
+def _result(stats: list[dict], root: list[tuple], rules: Rules, method: SearchMethod, elapsed_ms: float,
             cut_short: bool, threads: int, has_equity: bool, match_mode: bool,
             pick: str = "paired") -> SearchResult:
     n = len(root)
@@ -375,7 +408,7 @@ def _result(stats: list[dict], root: list[tuple], rules: Rules, method: str, ela
     worlds = sum(s["worlds"] for s in stats)
     weight = sum(s["weight"] for s in stats)        # = worlds but where the exact solver weighs them
     playouts = sum(s["playouts"] for s in stats)
-    exact = method == "exact"
+    exact = method is SearchMethod.EXACT
     win: list[float | None]
     if worlds:
         # the paired phase (or the exact worlds): every move on the same worlds
@@ -429,4 +462,4 @@ def _result(stats: list[dict], root: list[tuple], rules: Rules, method: str, ela
             "rejected": sum(s["rejected"] for s in stats)}
     return SearchResult(moves=tuple(out[i] for i in order), best=moves[best], iterations=playouts,
                         elapsed_ms=elapsed_ms, cut_short=cut_short, method=method, threads=threads,
-                        ranked_by="win_chance" if match_mode else "expected_points", info=info)
+                        ranked_by=RankedBy.WIN_CHANCE if match_mode else RankedBy.EXPECTED_POINTS, info=info)

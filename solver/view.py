@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from . import _core
 from .cards import Card, cards_of, format_cards, mask_of
-from .errors import ViewError, Violation
+from .errors import StateError, ViewError, Violation
 from .events import Deal, HandEnd, Turn
 from .moves import Move
 from .rules import Rules
@@ -294,6 +294,28 @@ class SeatView:
             last_capturer=self.last_capturer, round=self.round, round_cards=r.round_cards(self.round),
             declared=sum(1 << s for s in range(n) if self.declared[s]),
             phase=_core.PHASE_PLAY, dealer_buona=dealer_buona, instant_winner=-1)
+
+    def legal_moves(self) -> list[Move]:
+        """The legal moves of this seat, which must be the seat to move: they
+        depend only on what it sees (its own cards, the table, the counts), so
+        the core is asked on one world consistent with the view.
+
+        :raises StateError: if another seat is to move, or this one has no card.
+        """
+        self._check_to_move()
+        return Move.legal_in(self.core_world(), self.rules.matta_card)
+
+    def greedy_move(self) -> Move:
+        """The greedy policy's move for this seat, the seat to move (Move.greedy_in)."""
+        self._check_to_move()
+        return Move.greedy_in(self.core_world(), self.rules.matta_card)
+
+    def _check_to_move(self) -> None:
+        if self.to_move != self.seat:
+            raise StateError(f"seat {self.to_move} is to move, not the view's seat {self.seat}: only the seat "
+                             "to move has moves (R-TURN)", field="to_move")
+        if not self.hand:
+            raise StateError(f"seat {self.seat} has no card to play", field="hand")
 
     def core_world(self) -> _core.CoreState:
         """One core state this view could be a view of, the unseen cards placed

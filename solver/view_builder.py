@@ -25,7 +25,7 @@ from typing import Sequence
 from .cards import Card, cards_of, format_cards, mask_of
 from .errors import CirullaError, ViewError, Violation
 from .events import Deal, HandEnd, Turn
-from .match import Match
+from .match import Match, Phase
 from .rules import Rules
 from .view import SeatView, hand_sizes_at, stock_after
 
@@ -180,13 +180,13 @@ def _replayed(rules: Rules, seat: int, dealer: int, hand: tuple[Card, ...], tabl
 
     def deal_due(at: str) -> None:
         nonlocal dealt_rounds
-        while match.phase == "deal":
+        while match.phase is Phase.DEAL:
             event = match.deal(dealt(dealt_rounds), start if dealt_rounds == 0 else ())
             dealt_rounds += 1
             if event.void:
                 raise ViewError([(at, f"the table at the start of the hand ({format_cards(start)}) makes the "
                                       "deal void: two or more aces (R-MONTE)")])
-        if match.phase == "over":
+        if match.phase is Phase.OVER:
             raise ViewError([(at, "the match is over at the deal (R-CAPOTUN)")])
 
     deal_due("history")
@@ -205,7 +205,7 @@ def _replayed(rules: Rules, seat: int, dealer: int, hand: tuple[Card, ...], tabl
             if e.scopa and not turn.scopa:
                 raise ViewError([(f"history[{i}].turn.scopa", f"{e.move} does not sweep the table (R-SCOPA)")])
     deal_due("history")
-    if match.phase != "play":
+    if match.phase is not Phase.PLAY:
         raise ViewError([("history", "every card of the hand has been played: the hand is over")])
     view = match.view(seat)
     return dataclasses.replace(view, rules=rules)

@@ -197,13 +197,13 @@ def recount_hand(rules: Rules, events) -> dict:
                 best = min((low[s], k) for k, s in enumerate(order))
                 if best[0] <= 3:
                     scope[side(order[best[1]])] += 1
-            leftover_side = last if e.leftover else -1
-            if leftover_side >= 0:
+            leftover_side = last if e.leftover and last >= 0 else None
+            if leftover_side is not None:
                 piles[leftover_side] |= set(e.leftover)
             diamonds = {c for c in DECK if str(c)[1] == "D"}
             return dict(piles=piles, scope=scope, decl=decl, leftover_side=leftover_side,
                         points=score_oracle(rules, piles, scope, decl),
-                        cappotto=next((k for k, p in enumerate(piles) if diamonds <= p), -1))
+                        cappotto=next((k for k, p in enumerate(piles) if diamonds <= p), None))
     raise AssertionError("no HandEnd in these events")
 
 

@@ -13,7 +13,7 @@ import math
 import pytest
 
 from cirulla.solver import Match, Rules, StateError, record
-from cirulla.solver.analysis import (SIGNIFICANCE, THRESHOLDS, Decision, Summary, analyze,
+from cirulla.solver.analysis import (SIGNIFICANCE, THRESHOLDS, Decision, PointKind, Summary, analyze,
                                      analyze_all, decision_count, grade, point_worth)
 from cirulla.solver.events import Deal, HandEnd
 from cirulla.solver.players import GreedyPlayer
@@ -265,6 +265,9 @@ def test_analyze_game_streams_decisions_then_the_summary(service, blunder):
     assert [decision_from_proto(r.decision, match.rules) for r in replies[:-1]] == local
     back = summary_from_proto(got)
     assert back.sides == summary.sides and back.timeline == summary.timeline
+    assert {p.kind for p in got.timeline} <= {apb.POINT_KIND_START, apb.POINT_KIND_DEAL, apb.POINT_KIND_TURN,
+                                               apb.POINT_KIND_END}
+    assert all(type(p.kind) is PointKind for p in back.timeline)
     assert server.service.limits.slots.in_use == 0
 
 

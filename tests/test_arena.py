@@ -1,10 +1,10 @@
-"""The arena: duplicate matches between engines (issue 3)."""
+"""The arena: duplicate matches between engines."""
 from __future__ import annotations
 
 import pytest
 
 from cirulla.solver import CirullaError, Rules, StateError
-from cirulla.solver.arena import EngineSpec, arena, main, play_pair, summarize
+from cirulla.solver.arena import EngineSpec, arena, play_pair, summarize
 
 
 def test_engine_specs_parse_and_print_back():
@@ -52,8 +52,10 @@ def test_two_sides_only():
 
 
 def test_command_line(capsys):
-    assert main(["greedy", "random", "--pairs", "3", "--hands", "1", "--seed", "2"]) == 0
+    """`cirulla arena` is the arena's one command line."""
+    from cirulla.cli.main import main
+    assert main(["arena", "greedy", "random", "--pairs", "3", "--hands", "1", "--seed", "2"]) == 0
     out = capsys.readouterr().out
     assert "margin:" in out and "points/hand (95% CI" in out and "match_win:" in out
-    assert main(["greedy", "nobody", "--pairs", "1"]) == 2
+    assert main(["arena", "greedy", "nobody", "--pairs", "1"]) == 3
     assert "engines are" in capsys.readouterr().err

@@ -34,7 +34,7 @@ def check_match(m: Match) -> None:
         assert [{c: getattr(s, c) for c in CATEGORIES} for s in end.sides] == recount["points"]
         assert end.cappotto_side == recount["cappotto"]
         if i < len(ends) - 1:                       # the match went on after this hand
-            assert end.cappotto_side < 0
+            assert end.cappotto_side is None
             best = max(totals)
             decided = (i + 1 >= r.hands) if r.hands else best >= r.target
             assert not decided or totals.count(best) > 1
@@ -42,7 +42,7 @@ def check_match(m: Match) -> None:
     last = m.events[-1]
     if isinstance(last, Deal) and last.capotun:                         # R-CAPOTUN
         assert m.winner == r.side_of(last.dealer)
-    elif ends[-1].cappotto_side >= 0:                                    # R-CAPPOTTO
+    elif ends[-1].cappotto_side is not None:                                    # R-CAPPOTTO
         assert m.winner == ends[-1].cappotto_side
     else:
         assert isinstance(last, HandEnd)

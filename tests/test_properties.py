@@ -25,7 +25,7 @@ from cirulla.solver import DECK, CATEGORIES, Card, HandEnd, Match, Rules, _core
 from cirulla.solver import record
 from cirulla.solver.cards import cards_of
 from cirulla.solver.players import RandomPlayer, self_play
-from cirulla.solver.rules import ACE_ON_ACE, CAPTURE
+from cirulla.solver.rules import AceOnAce, Capture
 from cirulla.solver.view import SeatView
 from rules_support import all_cards, hands_of, position, recount_hand, score_oracle
 
@@ -42,7 +42,7 @@ rules_st = st.builds(
         "buona_stack": st.booleans(), "grande_in_hand": st.booleans(),
         "capotun": st.booleans(), "re_bello": st.booleans(), "grande_long": st.booleans(),
         "piccola_to_seven": st.booleans(), "matta": st.sampled_from(["7H", "QH", "none"]),
-        "ace_on_ace": st.sampled_from(ACE_ON_ACE), "capture": st.sampled_from(CAPTURE),
+        "ace_on_ace": st.sampled_from(list(AceOnAce)), "capture": st.sampled_from(list(Capture)),
         "declarations": st.sampled_from(["optional", "mandatory"]),
     }))
 
@@ -104,7 +104,7 @@ def oracle_plays(hand: list[Card], table: list[Card], value: dict[Card, int], ru
 
 
 @pytest.mark.parametrize("capture, ace_on_ace, single_match_first",
-                         list(itertools.product(CAPTURE, ACE_ON_ACE, (False, True))))
+                         list(itertools.product(Capture, AceOnAce, (False, True))))
 @settings(max_examples=80, deadline=None)
 @given(deck=st.permutations(range(40)), n_hand=st.integers(1, 4), n_table=st.integers(0, 9),
        matta_at=st.none() | st.integers(0, 12), named=st.none() | st.integers(1, 10))

@@ -473,7 +473,7 @@ def test_R_LEFTOVER_nobody_captured_belongs_to_no_side():
     m.play("KS")
     m.play("QC")
     end = hand_ends(m)[-1]
-    assert end.leftover_side == -1 and names(end.leftover) == {"KS", "QC"}
+    assert end.leftover_side is None and names(end.leftover) == {"KS", "QC"}
     assert not {"KS", "QC"} & names(cards_of(core.pile(0) | core.pile(1)))
 
 
@@ -642,7 +642,7 @@ def test_R_HANDS_LIMIT():
     for seed in range(6):
         m = random_match(Rules(hands=3), seed)
         ends = hand_ends(m)
-        if ends[-1].cappotto_side >= 0:
+        if ends[-1].cappotto_side is not None:
             continue
         assert len(ends) >= 3 and m.scores.count(max(m.scores)) == 1
         assert all(e.sides[0].match_total == e.sides[1].match_total for e in ends[2:-1])

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from cirulla.solver import Card, Match, Move, Rules, StateError, _core
+from cirulla.solver import Card, Match, Move, Rules, StateError, _core, _equity
 from cirulla.solver.cards import cards_of, mask_of
 from cirulla.solver.events import Deal, Turn
 from cirulla.solver.search import (INFER_T, CancelToken, Knowledge, SearchResult, _search,
@@ -26,8 +26,7 @@ ALL = (1 << 40) - 1
 
 
 def greedy_move(match: Match) -> Move:
-    moves = match.legal_moves
-    return moves[match._core.greedy_choice([m.to_core() for m in moves])]
+    return match.greedy_move()
 
 
 def advance_greedy(match: Match, plies: int) -> Match:
@@ -227,7 +226,7 @@ def test_same_seed_same_answer_and_seeds_differ():
 
 
 def test_reported_standard_error_matches_the_spread_across_seeds():
-    """The honesty check of issue 3: over independent seeds, the spread of each
+    """The honesty check of the standard errors: over independent seeds, the spread of each
     move's expected (and of its difference to a fixed other move) matches the
     standard error the search reports."""
     match = advance_greedy(Match(Rules(), seed=21), 4)
@@ -542,9 +541,9 @@ def test_equity_dynamic_programming_against_a_plain_recursion():
     by memoised recursion over (scores, dealer side)."""
     from functools import lru_cache
 
-    counts, cd, co = _search.hand_distribution(Rules().core, 20000, 7)
+    counts, cd, co = _equity.hand_distribution(Rules().core, 20000, 7)
     target = 9
-    table = _search.EquityTable(counts, cd, co, target)
+    table = _equity.EquityTable(counts, cd, co, target)
     pairs = [(x, y, k) for x, row in enumerate(counts) for y, k in enumerate(row) if k and (x or y)]
     total = sum(k for _, _, k in pairs) + cd + co
     p_tie_hand = {d: 0.0 for d in (0, 1)}

@@ -130,7 +130,7 @@ def test_replay_of_something_that_is_not_a_record(api, match):
     msg = record.to_proto(match)
     i = next(k for k, e in enumerate(msg.events) if e.HasField("turn"))
     msg.events[i].turn.move.card = "ZZ"
-    msg.schema_version = 2
+    msg.schema_version = 3
     code, violations, _ = failure(api.rules.ReplayRecord, rpb.ReplayRecordRequest(record=msg))
     fields = dict(violations)
     assert code == INVALID and "'ZZ'" in fields[f"record.events[{i}].turn.move.card"]
@@ -160,7 +160,8 @@ def test_get_hint_ranks_every_legal_move(api, match):
             pytest.approx(m.expected_points, abs=1e-9)
         assert m.expected_points_stderr >= 0 and m.diff_to_best_stderr >= 0 and m.samples > 0
         assert 0 <= m.scopa_risk <= 1
-    assert hint.stats.iterations > 0 and hint.stats.threads == 1 and hint.stats.method and hint.stats.seed == 1
+    assert hint.stats.iterations > 0 and hint.stats.threads == 1 and hint.stats.seed == 1
+    assert hint.stats.method == epb.SEARCH_METHOD_ISMCTS
     assert not hint.cut_short
 
 
@@ -173,7 +174,7 @@ def test_get_hint_solves_the_last_round_exactly(api):
         if not m.is_over and m.hand_number == 0:
             break
     hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(m), budget=epb.Budget(time_ms=500))).hint
-    assert hint.stats.method == "exact" and not hint.cut_short
+    assert hint.stats.method == epb.SEARCH_METHOD_EXACT and not hint.cut_short
     assert all(x.expected_points_stderr == 0 for x in hint.moves)
 
 
@@ -251,7 +252,7 @@ def test_a_forced_move_needs_no_search(api):
         if not m.is_over:
             got = api.engine.ChooseMove(epb.ChooseMoveRequest(view=view_msg(m), seed=1,
                                                               strength=epb.STRENGTH_CASUAL))
-            assert got.move.text == str(m.legal_moves[0]) and got.stats.method == "forced"
+            assert got.move.text == str(m.legal_moves[0]) and got.stats.method == epb.SEARCH_METHOD_FORCED
             return
     pytest.skip("no forced move found")
 

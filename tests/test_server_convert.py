@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from cirulla.server import convert, positions
+from cirulla.server import convert
 from cirulla.server.config import ServerConfig, parse_config
 from cirulla.server.errors import BadRequest
-from cirulla.solver import Match, Rules
+from cirulla.solver import Match, Rules, StateError
 from cirulla.solver.players import GreedyPlayer
 from cirulla.v1 import game_pb2 as pb
 
@@ -39,8 +39,8 @@ def test_view_moves_are_the_matchs(preset, players):
     rng = random.Random(players)
     greedy = GreedyPlayer()
     for match, view in _views(Match(rules, seed=11), rng):
-        assert positions.legal_moves(view) == match.legal_moves
-        assert positions.greedy_move(view) == greedy.choose(match)
+        assert view.legal_moves() == match.legal_moves
+        assert view.greedy_move() == greedy.choose(match) == match.greedy_move()
 
 
 def test_view_round_trip():
@@ -164,9 +164,9 @@ def test_a_history_that_does_not_fit_the_table_is_named():
 def test_only_the_seat_to_move_has_moves():
     match = choice_position()
     view = match.view(1 - match.to_move)
-    with pytest.raises(BadRequest) as e:
-        positions.legal_moves(view)
-    assert e.value.violations[0][0] == "view.to_move"
+    with pytest.raises(StateError) as e:
+        view.legal_moves()
+    assert e.value.field == "to_move" and "R-TURN" in e.value.reason
 
 
 def test_view_with_own_declaration():
@@ -227,8 +227,34 @@ def test_buf_lint_standard():
     assert "STANDARD" in (ROOT / "buf.yaml").read_text()
 
 
+CONTRACT = ROOT / "proto" / "cirulla.v1.binpb"     # the v1 schema as released: a change must not break it
+
+
+def test_buf_breaking_against_the_v1_contract():
+    buf = shutil.which("buf")
+    if buf is None:
+        pytest.skip("buf (the buf-bin package) is not installed")
+    done = subprocess.run([buf, "breaking", "--against", str(CONTRACT)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_buf_breaking_catches_a_breaking_change(tmp_path):
+    """The check can fail: a field renumbered in a copy of the schema breaks the contract."""
+    buf = shutil.which("buf")
+    if buf is None:
+        pytest.skip("buf (the buf-bin package) is not installed")
+    shutil.copytree(ROOT / "proto", tmp_path / "proto", ignore=shutil.ignore_patterns("*.py", "*.pyi", "*.binpb"))
+    shutil.copy(ROOT / "buf.yaml", tmp_path)
+    game = tmp_path / "proto" / "cirulla" / "v1" / "game.proto"
+    game.write_text(game.read_text().replace("int32 to_move = 6;", "int32 to_move = 21;"))
+    done = subprocess.run([buf, "breaking", "--against", str(CONTRACT)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode != 0 and "to_move" in done.stdout + done.stderr
+
+
 def test_seat_view_message_mirrors_the_domain():
-    """Every SeatView field travels (rules aside, by name)."""
+    """Every SeatView field travels, by name."""
     import dataclasses
     from cirulla.solver.view import SeatView
     assert {f.name for f in dataclasses.fields(SeatView)} == set(pb.SeatView.DESCRIPTOR.fields_by_name)

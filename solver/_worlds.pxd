@@ -1,0 +1,36 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# Determinization: what one seat knows of a hand (Know), and worlds drawn
+# consistent with it for the search (sample_world), the R-DECL-CHOICE
+# inference (has_buona) and the inference from the other seats' plays
+# (play_likelihood).
+
+from cirulla.solver._core cimport MAX_SEATS, N_CARDS, Rng, Rules, State, u64
+
+cdef enum:
+    MAX_SEEN_PLAYS = 16         # other seats' card plays this round the inference reads
+
+cdef struct SeenPlay:
+    # another seat's card play earlier in this round, and what it tells: a
+    # holding whose best play (by the greedy worth) was far better than this
+    # one is less likely (the play's likelihood, below)
+    int seat
+    u64 table                   # the table before it
+    u64 after[MAX_SEATS]        # cards each seat played after it this round
+    signed char card
+
+cdef struct Know:
+    State base                  # the public state, the observer's hand, declared cards
+    int observer                # seat
+    int fixed                   # 1: base is the true world (the cheating player): no sampling
+    int n_unseen
+    signed char unseen[N_CARDS]
+    int hidden[MAX_SEATS]       # cards of each seat the observer cannot see
+    int nobuona[MAX_SEATS]      # R-DECL-CHOICE: the seat is known to hold no buona
+    u64 played[MAX_SEATS]       # cards each seat played this round
+    int n_plays
+    SeenPlay plays[MAX_SEEN_PLAYS]
+    double infer_t              # the likelihood's temperature (greedy worth units); 0: off
+
+cdef int has_buona(const Know* k, const Rules* r, int seat, u64 holding) noexcept nogil
+cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexcept nogil
+cdef int sample_world(const Know* k, const Rules* r, Rng* rng, State* out) noexcept nogil
