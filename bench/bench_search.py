@@ -81,8 +81,9 @@ def exact_ms(knows: list[Knowledge], threads: int) -> tuple[float, int, int]:
             worlds += searchers[0].exact(0, 1)
         else:
             out = [0] * threads
-            pool = [threading.Thread(target=lambda i=i: out.__setitem__(i, searchers[i].exact(i, threads)))
-                    for i in range(threads)]
+            def solve(i: int, out: list[int] = out, searchers: list = searchers) -> None:
+                out[i] = searchers[i].exact(i, threads)
+            pool = [threading.Thread(target=solve, args=(i,)) for i in range(threads)]
             for th in pool:
                 th.start()
             for th in pool:

@@ -2,8 +2,8 @@
 progress bar while it works), as JSON, or as a self-contained web page."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -91,7 +91,7 @@ def run_analysis(match: Match, args, console: Console) -> int:
 def show(match: Match, decisions: list[Decision], summary: Summary, console: Console, *,
          every: bool = False) -> None:
     names = match.side_names
-    score = " – ".join(f"{n} {s}" for n, s in zip(names, summary.scores))
+    score = " – ".join(f"{n} {s}" for n, s in zip(names, summary.scores, strict=False))
     result = "unfinished" if summary.winner is None else f"{names[summary.winner]} won"
     console.print(f"[bold]Analysis[/] of {match.rules.name}, {match.rules.players} players: {score} ({result}). "
                   f"{summary.decisions} decisions, {summary.iterations:,} iterations per search, "

@@ -56,8 +56,8 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from contextlib import closing
-from typing import Callable
 
 import grpc
 from google.protobuf import json_format

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from cirulla.solver.errors import CirullaError
 from cirulla.solver.match import Phase
-from cirulla.solver.players import LEVELS, LEVEL_NAMES, make_player
+from cirulla.solver.players import LEVEL_NAMES, LEVELS, make_player
 from cirulla.solver.rules import PRESETS, Rules
 
 from . import records

@@ -7,8 +7,9 @@ pipe as well as by a person: a move's number or text, `hint`, `undo`,
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
 from rich.console import Console, RenderableType
 
@@ -139,7 +140,7 @@ class Game:
         v = m.view(self.human)
         names = self.match.side_names
         say("")
-        say("Score: " + "   ".join(f"{n} {s}" for n, s in zip(names, m.scores))
+        say("Score: " + "   ".join(f"{n} {s}" for n, s in zip(names, m.scores, strict=False))
             + f"   [dim]hand {m.hand_number + 1}, round {m.round + 1}, dealer {m.names[m.dealer]},"
               f" stock {v.stock_size}[/]")
         for seat in range(m.rules.players):

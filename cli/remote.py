@@ -43,7 +43,7 @@ class CliError(Exception):
         self.retry_after = retry_after
 
     @classmethod
-    def of(cls, error: CirullaError, where: str = "") -> "CliError":
+    def of(cls, error: CirullaError, where: str = "") -> CliError:
         """A domain error about the caller's input (exit 3), its fields under `where`."""
         violations = [(".".join(p for p in (where, f) if p), r) for f, r in error.violations]
         return cls(str(error), BAD_INPUT, violations=violations)
@@ -59,7 +59,7 @@ class Remote:
     """Stubs on a channel to a running server, checked reachable."""
 
     @classmethod
-    def of(cls, args) -> "Remote":
+    def of(cls, args) -> Remote:
         """The server the command's --server, --token and --tls-ca name."""
         return cls(args.server, token=args.token, tls_ca=args.tls_ca)
 
@@ -90,7 +90,7 @@ class Remote:
     def close(self) -> None:
         self.channel.close()
 
-    def __enter__(self) -> "Remote":
+    def __enter__(self) -> Remote:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from cirulla.solver import analysis
 from cirulla.solver.analysis import Decision, PointKind, Summary
@@ -17,9 +17,10 @@ SIDE_COLOURS = ("#2563eb", "#db2777")
 GRADE_COLOURS = {"inaccuracy": "#d4a106", "mistake": "#f97316", "blunder": "#dc2626"}
 _CARD = re.compile(rf"\b([{RANKS}])([{SUITS}])(?![A-Za-z])")
 
-CSS = """
-:root { --ink:#1f2937; --muted:#6b7280; --line:#e5e7eb; --bg:#f8fafc; --s0:%s; --s1:%s;
-        --inacc:%s; --mist:%s; --blun:%s; }
+_ROOT = (f":root {{ --ink:#1f2937; --muted:#6b7280; --line:#e5e7eb; --bg:#f8fafc; "
+         f"--s0:{SIDE_COLOURS[0]}; --s1:{SIDE_COLOURS[1]}; --inacc:{GRADE_COLOURS['inaccuracy']}; "
+         f"--mist:{GRADE_COLOURS['mistake']}; --blun:{GRADE_COLOURS['blunder']}; }}")
+CSS = _ROOT + """
 * { box-sizing: border-box; }
 body { margin:0; font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;
        color:var(--ink); background:var(--bg); }
@@ -41,10 +42,10 @@ section { background:#fff; border:1px solid var(--line); border-radius:12px; pad
 .chip.blunder { background:#fee2e2; color:#991b1b; }
 .kv { display:grid; grid-template-columns:1fr auto; gap:2px 12px; font-size:13px; color:var(--muted); }
 .kv b { color:var(--ink); font-weight:600; text-align:right; }
-svg { width:100%%; height:auto; display:block; }
+svg { width:100%; height:auto; display:block; }
 .legend { display:flex; gap:16px; flex-wrap:wrap; font-size:13px; color:var(--muted); margin-top:8px; }
-.legend i { display:inline-block; width:10px; height:10px; border-radius:50%%; margin-right:5px; vertical-align:-1px; }
-table { border-collapse:collapse; width:100%%; font-size:13.5px; }
+.legend i { display:inline-block; width:10px; height:10px; border-radius:50%; margin-right:5px; vertical-align:-1px; }
+table { border-collapse:collapse; width:100%; font-size:13.5px; }
 th, td { padding:6px 8px; border-bottom:1px solid var(--line); text-align:left; vertical-align:top; }
 th { font-size:12px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); font-weight:600; }
 td.n, th.n { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
@@ -67,7 +68,7 @@ tr.forced { color:var(--muted); }
   margin-right:5px; vertical-align:-1px; }
 footer { color:var(--muted); font-size:12.5px; }
 footer p { margin:4px 0; }
-""" % (*SIDE_COLOURS, GRADE_COLOURS["inaccuracy"], GRADE_COLOURS["mistake"], GRADE_COLOURS["blunder"])
+"""
 
 
 def _e(text) -> str:
@@ -209,7 +210,7 @@ def html_report(match: Match, decisions: Sequence[Decision], summary: Summary) -
     r = match.rules
     names = list(match.names)
     sides = match.side_names
-    score = " – ".join(f'{_e(n)} <span class="score">{s}</span>' for n, s in zip(sides, summary.scores))
+    score = " – ".join(f'{_e(n)} <span class="score">{s}</span>' for n, s in zip(sides, summary.scores, strict=False))
     goal = f"{r.hands} hand{'s' if r.hands > 1 else ''}" if r.hands else f"to {r.target}"
     outcome = "unfinished" if summary.winner is None else f"{_e(sides[summary.winner])} won"
     title = " vs ".join(sides)
@@ -322,7 +323,8 @@ def _decisions(decisions: Sequence[Decision], names: Sequence[str]) -> str:
                     f'<td class="n">{luck}</td></tr>')
     return ('<section id="decisions"><h2>Every decision</h2><div class="scroll"><table class="dec">'
             '<tr><th class="n">#</th><th class="n" title="hand.round">hand</th><th>player</th><th>played</th>'
-            '<th>best</th><th class="n">lost</th><th class="n" title="the change in the chance of winning the match">win</th><th>judgement</th>'
+            '<th>best</th><th class="n">lost</th>'
+            '<th class="n" title="the change in the chance of winning the match">win</th><th>judgement</th>'
             '<th title="the best move had every card been visible, and what the played move lost by it">'
             'seeing every card</th><th class="n" title="the luck of the deal just before, for the player\'s side">'
             'luck</th></tr>'

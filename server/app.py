@@ -10,18 +10,24 @@ import logging
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 
-from cirulla.v1 import (analysis_service_pb2, analysis_service_pb2_grpc, engine_service_pb2,
-                        engine_service_pb2_grpc, rules_service_pb2, rules_service_pb2_grpc)
+from cirulla.v1 import (
+    analysis_service_pb2,
+    analysis_service_pb2_grpc,
+    engine_service_pb2,
+    engine_service_pb2_grpc,
+    rules_service_pb2,
+    rules_service_pb2_grpc,
+)
 
 from .auth import BearerTokenInterceptor
 from .calls import CallLog

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from cirulla.solver.rules import PRESETS
 

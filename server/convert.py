@@ -18,16 +18,16 @@ import dataclasses
 import functools
 import re
 import typing
+from collections.abc import Callable
 from enum import Enum
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from google.protobuf import message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from cirulla.solver import record
-from cirulla.solver.analysis import (DealLuck, Decision, Judgement, PlayerSummary, SideSummary, Summary,
-                                     TimelinePoint)
+from cirulla.solver.analysis import DealLuck, Decision, Judgement, PlayerSummary, SideSummary, Summary, TimelinePoint
 from cirulla.solver.cards import RANKS, Card
 from cirulla.solver.errors import CirullaError, ViewError
 from cirulla.solver.events import Deal, HandEnd, SideScore, Turn

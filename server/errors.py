@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from typing import Iterable
+from collections.abc import Iterable
 
 import grpc
 from google.protobuf import duration_pb2
@@ -49,7 +49,7 @@ class BadRequest(RpcError):
         super().__init__(grpc.StatusCode.INVALID_ARGUMENT, f"{field}: {problem}{more}" if field else problem + more)
 
     @classmethod
-    def one(cls, field: str, problem: str) -> "BadRequest":
+    def one(cls, field: str, problem: str) -> BadRequest:
         return cls([(field, problem)])
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Protocol
+from typing import Protocol
 
 import grpc
 
@@ -146,7 +147,8 @@ class SearchSlots:
                     until = time.monotonic() + wait
                     while not self._free(n, ticket, queued=True):
                         if ended():
-                            raise RpcError(grpc.StatusCode.CANCELLED, "the call ended while it waited for a search slot")
+                            raise RpcError(grpc.StatusCode.CANCELLED,
+                                           "the call ended while it waited for a search slot")
                         left = until - time.monotonic()
                         if left <= 0:
                             raise self._refusal(n)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import queue
 import random
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
-from typing import Iterator
 
 from cirulla.solver import analysis, players, record
 from cirulla.solver.errors import CirullaError

@@ -1,7 +1,14 @@
 """Cirulla: the rules (a Cython core under this API), search and analysis."""
 from .cards import DECK, Card
-from .errors import (CirullaError, IllegalMoveError, InvalidCardError, InvalidMoveError,
-                     RecordError, RulesError, StateError)
+from .errors import (
+                     CirullaError,
+                     IllegalMoveError,
+                     InvalidCardError,
+                     InvalidMoveError,
+                     RecordError,
+                     RulesError,
+                     StateError,
+)
 from .events import CATEGORIES, Deal, Event, HandEnd, SideScore, Turn
 from .match import Match
 from .moves import Move

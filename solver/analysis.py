@@ -67,19 +67,29 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from typing import Iterator
 
 from .errors import StateError
 from .events import Deal, HandEnd, Turn
 from .match import Match
 from .moves import Move
 from .rules import Rules
-from .search import (CancelToken, Knowledge, MoveStats, RankedBy, SearchMethod, SearchResult, dealer_edge,
-                     run_search, search, win_chance)
+from .search import (
+    CancelToken,
+    Knowledge,
+    MoveStats,
+    RankedBy,
+    SearchMethod,
+    SearchResult,
+    dealer_edge,
+    run_search,
+    search,
+    win_chance,
+)
 from .view import SeatView
 
 __all__ = ["DEFAULT_ITERATIONS", "THRESHOLDS", "SIGNIFICANCE", "Decision", "DealLuck", "TimelinePoint",
@@ -412,7 +422,7 @@ def analyze(match: Match, *, iterations: int = DEFAULT_ITERATIONS, seed: int = 0
     try:
         futures = [pool.submit(_analyse, p, iterations=iterations, seed=seed, cancel=cancel,
                                values=values) for p in positions]
-        for p, f in zip(positions, futures):
+        for p, f in zip(positions, futures, strict=False):
             d = f.result()
             if cancel.cancelled:
                 return

@@ -18,15 +18,15 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 from .errors import CirullaError, StateError
 from .events import HandEnd
 from .match import Match
 from .moves import Move
-from .rules import PRESETS, Rules
+from .rules import Rules
 from .search import Knowledge, SearchMethod, flat_monte_carlo, match_sensitive, run_search, search
 
 ENGINES = ("random", "greedy", "flatmc", "ismcts", "cheat")
@@ -46,7 +46,7 @@ class EngineSpec:
     params: tuple[tuple[str, object], ...] = ()     # tuning knobs of the search
 
     @classmethod
-    def parse(cls, text: str) -> "EngineSpec":
+    def parse(cls, text: str) -> EngineSpec:
         """``kind[:budget[:knobs]]``: budget ``100ms`` or ``5000it``; knobs (for
         tuning) like ``c=4,eps=100,follow=8,share=0.25,pick=paired``.
 
@@ -192,7 +192,7 @@ def summarize(a: EngineSpec, b: EngineSpec, pairs: Sequence[tuple[GameResult, Ga
     n, hands = len(pairs), sum(h)
     margin = sum(d) / hands if hands else 0.0
     if n > 1 and hands:
-        resid = [di - margin * hi for di, hi in zip(d, h)]
+        resid = [di - margin * hi for di, hi in zip(d, h, strict=False)]
         se = math.sqrt(sum(r * r for r in resid) / (n * (n - 1))) / (hands / n)
     else:
         se = math.inf

@@ -1,7 +1,7 @@
 """Cards and their text form (R-CODE, R-VALUE, R-PRIM)."""
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from .errors import InvalidCardError
 
@@ -20,11 +20,11 @@ class Card:
     """
 
     __slots__ = ("index",)
-    _all: list["Card"] = []
+    _all: list[Card] = []
 
     index: int                     # suit * 10 + rank: the core's card number
 
-    def __new__(cls, index: int) -> "Card":
+    def __new__(cls, index: int) -> Card:
         if cls._all:
             if not isinstance(index, int) or not 0 <= index < 40:
                 raise InvalidCardError(f"card index must be 0..39, got {index!r}")
@@ -32,7 +32,7 @@ class Card:
         return super().__new__(cls)
 
     @classmethod
-    def parse(cls, text: str) -> "Card":
+    def parse(cls, text: str) -> Card:
         """Parse `7D`, `7d` or `7♦` (R-CODE); raises InvalidCardError."""
         if not isinstance(text, str):
             raise InvalidCardError(f"a card is text like '7D', got {text!r}")
@@ -79,7 +79,7 @@ class Card:
     def __repr__(self) -> str:
         return f"Card.parse({str(self)!r})"
 
-    def __lt__(self, other: "Card") -> bool:
+    def __lt__(self, other: Card) -> bool:
         return sort_key(self) < sort_key(other)
 
     def __reduce__(self):
@@ -99,11 +99,11 @@ def sort_key(card: Card) -> tuple[int, int]:
     return (card.rank, card.suit)
 
 
-def to_card(card: "Card | str") -> Card:
+def to_card(card: Card | str) -> Card:
     return card if isinstance(card, Card) else Card.parse(card)
 
 
-def parse_cards(text: "str | Iterable[Card | str]") -> list[Card]:
+def parse_cards(text: str | Iterable[Card | str]) -> list[Card]:
     """`"2C 5S"`, `"2C,5S"` or a sequence of cards or texts."""
     if isinstance(text, str):
         return [Card.parse(t) for t in text.replace(",", " ").split()]

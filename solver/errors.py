@@ -8,7 +8,8 @@ three problems) carries them all in ``violations``.
 """
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 
 class Violation(NamedTuple):

@@ -8,9 +8,9 @@ struct) before each action.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Iterable, Sequence
 
 from . import _core
 from .cards import Card, cards_of, format_cards, parse_cards
@@ -132,7 +132,7 @@ class Match:
 
     def hand_points(self) -> list[dict[str, int]]:
         """The current hand's points so far by side and category (section 6)."""
-        return [dict(zip(CATEGORIES, row)) for row in self._core.score()]
+        return [dict(zip(CATEGORIES, row, strict=False)) for row in self._core.score()]
 
     @property
     def legal_moves(self) -> list[Move]:
@@ -197,7 +197,8 @@ class Match:
         hands = [parse_cards(h) for h in hands]
         table = parse_cards(table)
         if len(hands) != r.players:
-            raise StateError(f"deal: {len(hands)} holdings given for {r.players} players (every seat is dealt cards, {ids})")
+            raise StateError(f"deal: {len(hands)} holdings given for {r.players} players "
+                             f"(every seat is dealt cards, {ids})")
         for seat, h in enumerate(hands):
             if len(h) != n:
                 raise StateError(f"deal: seat {seat} gets {n} cards this round, not {len(h)} ({ids})")
@@ -209,7 +210,8 @@ class Match:
         seen: set[Card] = set()
         for c in dealt:
             if c in before:
-                raise StateError(f"deal: {c} was dealt already in this hand (each of the 40 cards is dealt once a hand, R-DECK)")
+                raise StateError(f"deal: {c} was dealt already in this hand "
+                                 "(each of the 40 cards is dealt once a hand, R-DECK)")
             if c in seen:
                 raise StateError(f"deal: {c} is dealt twice (each of the 40 cards is dealt once a hand, R-DECK)")
             seen.add(c)
@@ -231,7 +233,7 @@ class Match:
         del self.events[s.n_events:]
         self._rng.setstate(s.rng_state)
 
-    def copy(self) -> "Match":
+    def copy(self) -> Match:
         other = object.__new__(Match)
         other.__dict__.update(self.__dict__)
         other._rng = random.Random()
@@ -329,7 +331,8 @@ class Match:
                 return (f"{move}: seat {seat} does not hold {format_cards(missing)} "
                         f"(a player declares the cards of their own holding, R-DECL-WHEN)")
             if self._core.declared >> seat & 1 or len(held) != self._core.round_cards:
-                return f"{move}: seat {seat} can declare only at its first turn of a round, holding all its cards (R-DECL-WHEN)"
+                return (f"{move}: seat {seat} can declare only at its first turn of a round, "
+                        "holding all its cards (R-DECL-WHEN)")
             rules = ["R-BUONA3: 3 cards adding up to 9 or less", "R-DECINO: 3 cards of one rank",
                      "R-MATTA: the matta is named only to make one"]
             if r.grande_in_hand:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from .cards import RANKS, Card, cards_of, format_cards, mask_of, parse_cards, sort_key
 from .errors import CirullaError, InvalidMoveError
 
+SEVEN_OF_HEARTS = Card.parse("7H")          # the usual matta (R-MATTA)
+
 
 @dataclass(frozen=True)
 class Move:
@@ -43,7 +45,7 @@ class Move:
         return bool(self.captured)
 
     @classmethod
-    def parse(cls, text: str, *, matta: Card | None = Card.parse("7H")) -> "Move":
+    def parse(cls, text: str, *, matta: Card | None = SEVEN_OF_HEARTS) -> Move:
         """Parse a move's text form; raises InvalidMoveError saying what is wrong."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidMoveError(f"a move is text like '7C x 2C 5S', got {text!r}")
@@ -68,7 +70,7 @@ class Move:
             raise InvalidMoveError(f"{text!r}: {e}") from None
 
     @classmethod
-    def _parse_declaration(cls, rest: str, matta: Card | None) -> "Move":
+    def _parse_declaration(cls, rest: str, matta: Card | None) -> Move:
         triples: list[list[Card]] = []
         matta_as = None
         for part in rest.split("+"):
@@ -78,7 +80,8 @@ class Move:
                 card = Card.parse(name)
                 if eq:
                     if matta is None:
-                        raise InvalidMoveError(f"{word!r}: only the matta can be named, and these rules have none (R-MATTA)")
+                        raise InvalidMoveError(f"{word!r}: only the matta can be named, "
+                                               "and these rules have none (R-MATTA)")
                     if card != matta:
                         raise InvalidMoveError(f"only the matta ({matta}) can be named, not {card} (R-MATTA)")
                     if len(rank) != 1 or rank.upper() not in RANKS:
@@ -121,12 +124,12 @@ class Move:
                 -1 if self.matta_as is None else self.matta_as, self.points)
 
     @classmethod
-    def legal_in(cls, core, matta: Card | None) -> list["Move"]:
+    def legal_in(cls, core, matta: Card | None) -> list[Move]:
         """The legal moves of the seat to move in a core state (_core.CoreState)."""
         return [cls.from_core(t, matta) for t in core.legal_moves()]
 
     @classmethod
-    def greedy_in(cls, core, matta: Card | None) -> "Move":
+    def greedy_in(cls, core, matta: Card | None) -> Move:
         """The core's greedy policy in a core state: the best immediate gain
         (the cards' scoring worth and a scopa, less the risk of leaving a
         sweepable table; ties to the lower card). It reads the seat's own cards,
@@ -135,7 +138,7 @@ class Move:
         return cls.from_core(moves[core.greedy_choice(moves)], matta)
 
     @classmethod
-    def from_core(cls, t: tuple[int, int, int, int, int], matta: Card | None) -> "Move":
+    def from_core(cls, t: tuple[int, int, int, int, int], matta: Card | None) -> Move:
         card, take, take2, rank, points = t
         if card >= 0:
             return cls(card=Card(card), captured=frozenset(cards_of(take)))

@@ -263,7 +263,7 @@ def _check_hand_end(end: HandEnd, msg: pb.HandEnd, schema: int) -> None:
     _same(_optional(msg, "cappotto_side", schema), "cappotto_side", end.cappotto_side)
     if len(msg.sides) != len(end.sides):
         raise RecordError(f"{len(msg.sides)} side scores for {len(end.sides)} sides", field="sides")
-    for k, (got, s) in enumerate(zip(end.sides, msg.sides)):
+    for k, (got, s) in enumerate(zip(end.sides, msg.sides, strict=False)):
         for c in (*CATEGORIES, "total", "match_total"):
             if getattr(s, c) != getattr(got, c):
                 raise RecordError(f"side {got.side} {c}: {getattr(s, c)} in the record, "

@@ -87,7 +87,7 @@ class Rules:
     name: str = field(default="classic", compare=False)
 
     @classmethod
-    def preset(cls, name: str = "classic", **options) -> "Rules":
+    def preset(cls, name: str = "classic", **options) -> Rules:
         if name not in PRESETS:
             raise RulesError(f"unknown preset {name!r}; presets are {', '.join(PRESETS)}", field="preset")
         unknown = set(options) - {f.name for f in dataclasses.fields(cls)}
@@ -143,7 +143,7 @@ class Rules:
     def matta_card(self) -> Card | None:
         return None if self.matta is Matta.NONE else Card.parse(self.matta)
 
-    def replace(self, **options) -> "Rules":
+    def replace(self, **options) -> Rules:
         return dataclasses.replace(self, **options)
 
     @cached_property

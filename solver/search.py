@@ -40,10 +40,10 @@ import dataclasses
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
-from typing import Callable
 
 from . import _search
 from ._equity import EquityTable, hand_distribution
@@ -142,7 +142,7 @@ class Knowledge:
     plays: tuple[tuple, ...] = ()      # the other seats' card plays this round (see _seen_plays)
 
     @classmethod
-    def of(cls, view: SeatView) -> "Knowledge":
+    def of(cls, view: SeatView) -> Knowledge:
         r, n = view.rules, view.rules.players
         seat = view.seat
         base = view.core_fields()
@@ -157,7 +157,7 @@ class Knowledge:
                    tuple(view.scores), plays=_seen_plays(view))
 
     @classmethod
-    def true_world(cls, match, seat: int) -> "Knowledge":
+    def true_world(cls, match, seat: int) -> Knowledge:
         """The whole state of a match (the cheating player: nothing is sampled)."""
         n = match.rules.players
         return cls(match.rules, match._core.export(), seat, (), (0,) * n, (0,) * n, (0,) * n,
@@ -452,7 +452,7 @@ def _result(stats: list[dict], root: list[tuple], rules: Rules, method: SearchMe
         diff_se = [0.0 if i == best else math.sqrt(se[i] ** 2 + se[best] ** 2) for i in range(n)]
     out = [MoveStats(move=moves[i], expected_points=mean[i], expected_points_stderr=se[i],
                      diff_to_best=mean[i] - mean[best], diff_to_best_stderr=diff_se[i],
-                     categories=dict(zip(CATEGORIES, cats[i])), scopa_risk=risk[i], win_chance=win[i],
+                     categories=dict(zip(CATEGORIES, cats[i], strict=False)), scopa_risk=risk[i], win_chance=win[i],
                      samples=samples[i]) for i in range(n)]
     key = (lambda i: (i != best, -(win[i] or 0.0), -mean[i], i)) if match_mode \
         else (lambda i: (i != best, -mean[i], i))

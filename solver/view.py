@@ -41,7 +41,7 @@ class SeatView:
     history: tuple[Deal | Turn | HandEnd, ...] = ()   # this hand's events as the seat saw them
 
     @classmethod
-    def of(cls, match, seat: int) -> "SeatView":
+    def of(cls, match, seat: int) -> SeatView:
         core, r = match._core, match.rules
         n = r.players
         events = []

@@ -20,7 +20,7 @@ field at fault (``hand_sizes[1]``, ``history[3].turn.move``).
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 from .cards import Card, cards_of, format_cards, mask_of
 from .errors import CirullaError, ViewError, Violation

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import random
 
-from cirulla.solver import (CATEGORIES, DECK, Card, Deal, HandEnd, Match, Move, Rules, Turn,
-                            _core)
+from cirulla.solver import CATEGORIES, DECK, Card, Deal, HandEnd, Match, Move, Rules, Turn, _core
 from cirulla.solver.cards import mask_of, parse_cards
 
 
@@ -119,7 +118,7 @@ def move(text: str, rules: Rules | None = None) -> Move:
 
 # --- independent recounts (oracles written from docs/rules.md, not from the core) ---
 
-PRIMIERA = dict(zip("A234567JQK", (16, 12, 13, 14, 15, 18, 21, 10, 10, 10)))   # R-PRIM
+PRIMIERA = dict(zip("A234567JQK", (16, 12, 13, 14, 15, 18, 21, 10, 10, 10), strict=False))   # R-PRIM
 
 
 def score_oracle(rules: Rules, piles: list[set[Card]], scope: list[int],
@@ -136,7 +135,7 @@ def score_oracle(rules: Rules, piles: list[set[Card]], scope: list[int],
         return sum(max((PRIMIERA[str(c)[0]] for c in pile if str(c)[1] == suit), default=0)
                    for suit in "DHCS")
 
-    for row, pile, sc, dc in zip(rows, piles, scope, decl):
+    for row, pile, sc, dc in zip(rows, piles, scope, decl, strict=False):
         diamonds = {str(c)[0] for c in pile if str(c)[1] == "D"}
         row["scope"], row["declarations"] = sc, dc
         row["settebello"] = int("7" in diamonds)

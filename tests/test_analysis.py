@@ -13,8 +13,18 @@ import math
 import pytest
 
 from cirulla.solver import Match, Rules, StateError, record
-from cirulla.solver.analysis import (SIGNIFICANCE, THRESHOLDS, Decision, PointKind, Summary, analyze,
-                                     analyze_all, decision_count, grade, point_worth)
+from cirulla.solver.analysis import (
+    SIGNIFICANCE,
+    THRESHOLDS,
+    Decision,
+    PointKind,
+    Summary,
+    analyze,
+    analyze_all,
+    decision_count,
+    grade,
+    point_worth,
+)
 from cirulla.solver.events import Deal, HandEnd
 from cirulla.solver.players import GreedyPlayer
 
@@ -246,8 +256,7 @@ def service():
 
 
 def test_analyze_game_streams_decisions_then_the_summary(service, blunder):
-    from cirulla.server.convert import (decision_from_proto, decision_to_proto,
-                                         summary_from_proto, summary_to_proto)
+    from cirulla.server.convert import decision_from_proto, decision_to_proto, summary_from_proto, summary_to_proto
     from cirulla.v1 import analysis_service_pb2 as apb
     server, stub = service
     match = blunder[0]

@@ -9,9 +9,20 @@ import random
 
 import pytest
 
-from cirulla.solver import (DECK, Card, CirullaError, IllegalMoveError, InvalidCardError,
-                            InvalidMoveError, Match, Move, RecordError, Rules, RulesError,
-                            StateError)
+from cirulla.solver import (
+    DECK,
+    Card,
+    CirullaError,
+    IllegalMoveError,
+    InvalidCardError,
+    InvalidMoveError,
+    Match,
+    Move,
+    RecordError,
+    Rules,
+    RulesError,
+    StateError,
+)
 from cirulla.solver.cards import cards_of, format_cards, mask_of, parse_cards
 from cirulla.solver.events import Turn
 from cirulla.solver.players import GreedyPlayer, RandomPlayer, make_player, self_play

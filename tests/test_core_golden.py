@@ -297,7 +297,8 @@ def _ref_moves(rules: dict, f: dict) -> list[tuple]:
     for c in _bits(h):
         v = cval[c]
         before = len(out)
-        emit = lambda take, c=c: out.append((c, take, 0, -1, 0))
+        def emit(take: int, c: int = c) -> None:
+            out.append((c, take, 0, -1, 0))
         if table:
             if v == 1 and not ace_on_table:
                 emit(table)

@@ -21,7 +21,6 @@ from cirulla.server.convert import view_from_proto
 from cirulla.solver import Match, Rules
 from cirulla.solver.players import GreedyPlayer
 from cirulla.v1 import engine_service_pb2 as epb
-
 from server_support import running
 
 ROOT = Path(__file__).resolve().parents[1]

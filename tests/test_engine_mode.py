@@ -154,7 +154,8 @@ def test_engine_info(engine):
     info = json_format.ParseDict(answer["getEngineInfo"], epb.GetEngineInfoResponse())
     expected = Service(ServerConfig()).get_engine_info(epb.GetEngineInfoRequest(), Call())
     assert info.version == expected.version and info.version
-    assert [p.name for p in info.presets] == [p.name for p in expected.presets] and "classic" in [p.name for p in info.presets]
+    names = [p.name for p in info.presets]
+    assert names == [p.name for p in expected.presets] and "classic" in names
     assert info.max_concurrent_searches == 2 and answer["final"] is True
 
 

@@ -8,10 +8,21 @@ import random
 
 import pytest
 
-from cirulla.solver import (CATEGORIES, DECK, CirullaError, Deal, HandEnd, IllegalMoveError,
-                            InvalidCardError, Match, Rules, StateError, Turn)
+from cirulla.solver import (
+    CATEGORIES,
+    DECK,
+    CirullaError,
+    Deal,
+    HandEnd,
+    IllegalMoveError,
+    InvalidCardError,
+    Match,
+    Rules,
+    StateError,
+    Turn,
+)
 from cirulla.solver.players import GreedyPlayer, RandomPlayer, self_play
-from rules_support import all_cards, hands_of, recount_hand, random_match
+from rules_support import all_cards, hands_of, random_match, recount_hand
 
 PRESET_PLAYERS = [(p, n) for p in ("classic", "online", "relaxed", "extended", "cirullone")
                   for n in (2, 3, 4)] + [("five", 5)]
@@ -25,7 +36,7 @@ def check_match(m: Match) -> None:
     assert m.is_over and m.phase == "over" and m.legal_moves == []
     totals = [0] * r.n_sides
     ends = [e for e in m.events if isinstance(e, HandEnd)]
-    for i, (events, end) in enumerate(zip(hands_of(m), ends)):
+    for i, (events, end) in enumerate(zip(hands_of(m), ends, strict=False)):
         assert end.hand == i
         for s in end.sides:
             totals[s.side] += s.total

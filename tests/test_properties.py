@@ -21,8 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cirulla.solver import DECK, CATEGORIES, Card, HandEnd, Match, Rules, _core
-from cirulla.solver import record
+from cirulla.solver import CATEGORIES, DECK, Card, HandEnd, Match, Rules, _core, record
 from cirulla.solver.cards import cards_of
 from cirulla.solver.players import RandomPlayer, self_play
 from cirulla.solver.rules import AceOnAce, Capture
@@ -203,7 +202,7 @@ def test_scoring_equals_a_recount_of_the_piles(players, owners, grande_long, pic
     rules = Rules(players=players, five_players=players == 5, grande_long=grande_long,
                   piccola_to_seven=piccola_to_seven, re_bello=re_bello)
     ns = rules.n_sides
-    piles = [{c for c, o in zip(DECK, owners) if o == side} for side in range(ns)]
+    piles = [{c for c, o in zip(DECK, owners, strict=False) if o == side} for side in range(ns)]
     m = position(rules, [""] * players, "",
                  piles={s: " ".join(map(str, p)) for s, p in enumerate(piles)},
                  scope=dict(enumerate(scope[:ns])), decl=dict(enumerate(decl[:ns])))
@@ -224,7 +223,7 @@ def test_hand_ends_equal_a_recount_of_the_events(rules, seed):
         m.play(rng.choice(m.legal_moves))
         if any(isinstance(e, HandEnd) for e in m.events[n:]):
             cores.append(core)                           # that hand's final state
-    for events, core in zip(hands_of(m), cores):
+    for events, core in zip(hands_of(m), cores, strict=False):
         r = recount_hand(m.rules, events)
         end = events[-1]
         assert [{c: getattr(s, c) for c in CATEGORIES} for s in end.sides] == r["points"]

@@ -18,12 +18,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from test_analysis import drop_handing_a_scopa, record_where
 
 from cirulla.cli.report import GRADE_COLOURS, SIDE_COLOURS, html_report
 from cirulla.solver import Rules
 from cirulla.solver.analysis import analyze_all
-
-from test_analysis import drop_handing_a_scopa, record_where
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -183,7 +182,7 @@ def test_a_screenshot_shows_the_graph_drawn(browser, report, tmp_path):
 
     def near(colour: str, tolerance: int = 6) -> int:
         want = bytes.fromhex(colour[1:])
-        return sum(n for p, n in counts.items() if all(abs(x - y) <= tolerance for x, y in zip(p, want)))
+        return sum(n for p, n in counts.items() if all(abs(x - y) <= tolerance for x, y in zip(p, want, strict=False)))
 
     assert near(GRADE_COLOURS["blunder"]) > 60          # the blunder's marker (and its chip)
     assert near(SIDE_COLOURS[0]) > 100 and near(SIDE_COLOURS[1]) > 20   # luck bars, names, accents

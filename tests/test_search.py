@@ -5,6 +5,7 @@ Rule ids refer to docs/rules.md.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -17,9 +18,17 @@ import pytest
 from cirulla.solver import Card, Match, Move, Rules, StateError, _core, _equity
 from cirulla.solver.cards import cards_of, mask_of
 from cirulla.solver.events import Deal, Turn
-from cirulla.solver.search import (INFER_T, CancelToken, Knowledge, SearchResult, _search,
-                                   equity_table, flat_monte_carlo, search, win_chance)
-
+from cirulla.solver.search import (
+    INFER_T,
+    CancelToken,
+    Knowledge,
+    SearchResult,
+    _search,
+    equity_table,
+    flat_monte_carlo,
+    search,
+    win_chance,
+)
 from rules_support import position
 
 ALL = (1 << 40) - 1
@@ -272,7 +281,7 @@ def test_cancel_stops_within_50ms():
         token = CancelToken()
         out = {}
 
-        def run():
+        def run(out: dict = out, token: CancelToken = token) -> None:
             out["res"] = search(match.view(match.to_move), time_ms=20_000, cancel=token)
             out["t"] = time.monotonic()
 
@@ -397,8 +406,8 @@ def brute_likelihood(match: Match, opp: int, opp_cards: tuple[int, ...], infer_t
         core = _core.CoreState.restore(match.rules.core, fields)
         moves = core.legal_moves()
         worths = core.greedy_worths(moves)
-        guessed = [w for mv, w in zip(moves, worths) if sampled >> mv[0] & 1]
-        known = [w for mv, w in zip(moves, worths) if not sampled >> mv[0] & 1]
+        guessed = [w for mv, w in zip(moves, worths, strict=False) if sampled >> mv[0] & 1]
+        known = [w for mv, w in zip(moves, worths, strict=False) if not sampled >> mv[0] & 1]
         if guessed:
             regret += max(0, max(guessed) - max(known))
     return math.exp(-regret / infer_t)
@@ -539,7 +548,6 @@ def test_equity_table_shape_and_symmetry():
 def test_equity_dynamic_programming_against_a_plain_recursion():
     """The table for a small target from the same hand distribution, recomputed
     by memoised recursion over (scores, dealer side)."""
-    from functools import lru_cache
 
     counts, cd, co = _equity.hand_distribution(Rules().core, 20000, 7)
     target = 9
@@ -562,7 +570,7 @@ def test_equity_dynamic_programming_against_a_plain_recursion():
     tie = {0: (p_side0_hand(0) + e0 * p_side0_hand(1)) / (1 - e0 * e1)}
     tie[1] = (p_side0_hand(1) + e1 * p_side0_hand(0)) / (1 - e0 * e1)
 
-    @lru_cache(maxsize=None)
+    @functools.cache
     def w(a, b, d):
         if a >= target or b >= target:
             return 1.0 if a > b else 0.0 if a < b else tie[d]

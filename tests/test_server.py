@@ -21,7 +21,6 @@ from cirulla.solver.players import GreedyPlayer, self_play
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import game_pb2 as pb
 from cirulla.v1 import rules_service_pb2 as rpb
-
 from server_support import choice_position, failure, running, stubs, view_msg
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
@@ -602,7 +601,7 @@ def _certificates_cryptography(tmp_path):
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
 
     def name(cn):
         return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])

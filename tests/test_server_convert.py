@@ -16,7 +16,6 @@ from cirulla.server.errors import BadRequest
 from cirulla.solver import Match, Rules, StateError
 from cirulla.solver.players import GreedyPlayer
 from cirulla.v1 import game_pb2 as pb
-
 from server_support import choice_position, position, view_msg
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +44,7 @@ def test_view_moves_are_the_matchs(preset, players):
 
 def test_view_round_trip():
     rng = random.Random(3)
-    for match, view in _views(Match(Rules.preset("classic", players=4), seed=5), rng):
+    for match, _ in _views(Match(Rules.preset("classic", players=4), seed=5), rng):
         for seat in range(4):
             v = match.view(seat)
             assert convert.view_from_proto(convert.view_to_proto(v)) == v
@@ -256,5 +255,6 @@ def test_buf_breaking_catches_a_breaking_change(tmp_path):
 def test_seat_view_message_mirrors_the_domain():
     """Every SeatView field travels, by name."""
     import dataclasses
+
     from cirulla.solver.view import SeatView
     assert {f.name for f in dataclasses.fields(SeatView)} == set(pb.SeatView.DESCRIPTOR.fields_by_name)

@@ -16,7 +16,6 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import engine_service_pb2_grpc
-
 from server_support import choice_position, view_msg
 
 HealthCheckResponse = health_pb2.HealthCheckResponse
