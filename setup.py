@@ -26,14 +26,20 @@ def generate_protos() -> None:
         raise SystemExit("protoc failed on " + " ".join(protos))
 
 
-def pxd_include_dir() -> str:
-    """Cython finds a module's .pxd by its dotted name (cirulla.solver._core);
-    solver/ is installed as cirulla.solver, so point a cirulla/ tree at it."""
-    tree = ROOT / "build" / "pxd" / "cirulla"
+PACKAGES = {"solver": "solver", "server": "server", "cli": "cli", "v1": "proto/cirulla/v1"}
+
+
+def package_tree() -> str:
+    """A cirulla/ tree of links to the folders the packages are installed from
+    (solver/ is cirulla.solver, ...): Cython finds a module's .pxd by its dotted
+    name (cirulla.solver._core) through it, and mypy the packages (pyproject's
+    [tool.mypy] mypy_path), which an editable install hides behind an import hook."""
+    tree = ROOT / "build" / "tree" / "cirulla"
     tree.mkdir(parents=True, exist_ok=True)
-    link = tree / "solver"
-    if not link.exists():
-        link.symlink_to(ROOT / "solver", target_is_directory=True)
+    for name, folder in PACKAGES.items():
+        link = tree / name
+        if not link.is_symlink():
+            link.symlink_to(ROOT / folder, target_is_directory=True)
     return str(tree.parent)
 
 
@@ -51,6 +57,6 @@ setup(
         [Extension(f"cirulla.solver.{name}", [f"solver/{name}.pyx"], extra_compile_args=["-O3"])
          for name in ("_core", "_worlds", "_equity", "_ismcts", "_paired", "_exact", "_search")],
         compiler_directives={"language_level": "3"},
-        include_path=[pxd_include_dir()],
+        include_path=[package_tree()],
     ),
 )
