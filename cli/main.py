@@ -46,6 +46,11 @@ def _add_remote(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tls-ca", metavar="FILE", help="CA certificate (PEM) for a TLS server")
 
 
+def _add_budget(p: argparse.ArgumentParser, iterations: str) -> None:
+    p.add_argument("--iterations", type=int, help=iterations)
+    p.add_argument("--seed", type=int, default=0, help="the seed of the sampled worlds (default 0)")
+
+
 def _add_rules(p: argparse.ArgumentParser, *, players: tuple[int, ...]) -> None:
     g = p.add_argument_group("rules")
     g.add_argument("--preset", default="classic", choices=list(PRESETS))
@@ -290,9 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--seat", type=int, help="the seat whose decision to rank (default: the seat to move)")
     hint.add_argument("--event", type=int, help="the position before this event of the record (0-based)")
     hint.add_argument("--time-ms", type=float, help="search time (default 1000 ms)")
-    hint.add_argument("--iterations", type=int, help="search iterations (with --seed: reproducible)")
+    _add_budget(hint, "search iterations (with --seed: reproducible)")
     hint.add_argument("--threads", type=int, default=1)
-    hint.add_argument("--seed", type=int, default=0)
     _add_remote(hint)
     hint.set_defaults(run=cmd_hint)
 
@@ -307,9 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("record", help="a game record (JSON)")
     an.add_argument("--html", metavar="FILE", help="also write the report as a self-contained web page")
     an.add_argument("--all", action="store_true", help="list every decision, not only the errors")
-    an.add_argument("--iterations", type=int, help="iterations per search (default 30000)")
+    _add_budget(an, "iterations per search (default 30000)")
     an.add_argument("--jobs", type=int, default=2, help="decisions analysed at once (default 2)")
-    an.add_argument("--seed", type=int, default=0)
     _add_remote(an)
     an.set_defaults(run=cmd_analyze)
 
