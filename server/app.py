@@ -32,6 +32,7 @@ from cirulla.v1 import (
 from .auth import BearerTokenInterceptor
 from .calls import CallLog
 from .config import ServerConfig, parse_config
+from .errors import ServerInterceptor
 from .service import Service
 from .servicers import AnalysisServicer, EngineServicer, RulesServicer
 
@@ -82,7 +83,7 @@ def _read(path: str, what: str) -> bytes:
 def build(config: ServerConfig) -> Running:
     """A started server; listen on port 0 for a free port (see Running.port)."""
     calls = CallLog()
-    interceptors = [calls]                  # outermost: it logs refused calls too
+    interceptors: list[ServerInterceptor] = [calls]                  # outermost: it logs refused calls too
     if config.token:
         interceptors.append(BearerTokenInterceptor(config.token))
     server = grpc.server(
@@ -100,7 +101,7 @@ def build(config: ServerConfig) -> Running:
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     _add_reflection(server)
-    if config.tls:
+    if config.tls_cert is not None and config.tls_key is not None:     # (config.tls: both, or neither)
         client_ca = _read(config.tls_client_ca, "client CA") if config.tls_client_ca else None
         credentials = grpc.ssl_server_credentials(
             [(_read(config.tls_key, "TLS key"), _read(config.tls_cert, "TLS certificate"))],

@@ -6,19 +6,21 @@ the server without the secret; they reveal nothing but SERVING.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 
 import grpc
 
-from .errors import refusing
+from .errors import Handler, ServerInterceptor, refusing
 
 OPEN_SERVICES = ("/grpc.health.v1.Health/",)
 
 
-class BearerTokenInterceptor(grpc.ServerInterceptor):
+class BearerTokenInterceptor(ServerInterceptor):
     def __init__(self, token: str):
         self._expected = f"Bearer {token}".encode()
 
-    def intercept_service(self, continuation, details):
+    def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Handler | None],
+                          details: grpc.HandlerCallDetails) -> Handler | None:
         handler = continuation(details)
         if handler is None or details.method.startswith(OPEN_SERVICES):
             return handler

@@ -5,21 +5,27 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeAlias
 
 import grpc
 
-from .errors import BadRequest, refusing, to_status
+from .errors import BadRequest, Handler, ServerInterceptor, refusing, to_status
 
 log = logging.getLogger("cirulla.server")
 
 # Long-lived or trivial streams a shutdown need not wait for.
 _NOT_WORK = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 
+# a method's behaviour, of any shape: (the request, or the client's stream of
+# them; the context) -> the response, or the stream of them
+Behavior: TypeAlias = Callable[[Any, grpc.ServicerContext], Any]
 
-class CallLog(grpc.ServerInterceptor):
+
+class CallLog(ServerInterceptor):
     """The outermost interceptor: it sees every call, refused ones included."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Condition()
         self._in_flight = 0
         self._draining = False
@@ -39,7 +45,8 @@ class CallLog(grpc.ServerInterceptor):
         with self._lock:
             self._draining = True
 
-    def intercept_service(self, continuation, details):
+    def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Handler | None],
+                          details: grpc.HandlerCallDetails) -> Handler | None:
         handler = continuation(details)
         if handler is None:
             return None
@@ -47,6 +54,7 @@ class CallLog(grpc.ServerInterceptor):
         counted = not method.startswith(_NOT_WORK)
         if counted and self._draining:
             handler = refusing(handler, grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
+        behavior: Behavior | None
         if handler.response_streaming:
             wrap, factory = self._streaming, (grpc.stream_stream_rpc_method_handler
                                               if handler.request_streaming else
@@ -57,6 +65,8 @@ class CallLog(grpc.ServerInterceptor):
                                           if handler.request_streaming else
                                           grpc.unary_unary_rpc_method_handler)
             behavior = handler.stream_unary or handler.unary_unary
+        if behavior is None:                # a handler has the behaviour of its shape
+            raise ValueError(f"{method}: the handler has no behaviour")
         deserializer = handler.request_deserializer
         if deserializer is not None and not handler.request_streaming:
             deserializer = _lenient(deserializer)
@@ -69,9 +79,10 @@ class CallLog(grpc.ServerInterceptor):
                 self._in_flight += 1
         return time.perf_counter()
 
-    def _end(self, counted: bool, method: str, context, start: float, failed: bool) -> None:
+    def _end(self, counted: bool, method: str, context: grpc.ServicerContext, start: float, failed: bool) -> None:
         ms = (time.perf_counter() - start) * 1000
-        code = context.code()
+        # the code set so far (None: none yet); grpc-stubs 1.53 predates ServicerContext.code()
+        code: grpc.StatusCode | None = context.code()      # type: ignore[attr-defined]
         if code is None:
             if failed:
                 code = grpc.StatusCode.UNKNOWN
@@ -85,8 +96,8 @@ class CallLog(grpc.ServerInterceptor):
                 self._in_flight -= 1
                 self._lock.notify_all()
 
-    def _unary(self, behavior, method, counted):
-        def call(request, context):
+    def _unary(self, behavior: Behavior, method: str, counted: bool) -> Behavior:
+        def call(request: Any, context: grpc.ServicerContext) -> Any:
             start, failed = self._start(counted), True
             try:
                 _refuse_undecodable(request, context)
@@ -97,8 +108,8 @@ class CallLog(grpc.ServerInterceptor):
                 self._end(counted, method, context, start, failed)
         return call
 
-    def _streaming(self, behavior, method, counted):
-        def call(request, context):
+    def _streaming(self, behavior: Behavior, method: str, counted: bool) -> Behavior:
+        def call(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
             start, failed = self._start(counted), True
             try:
                 _refuse_undecodable(request, context)
@@ -119,8 +130,8 @@ class _Undecodable:
         self.problem = problem
 
 
-def _lenient(deserialize):
-    def parse(data: bytes):
+def _lenient(deserialize: Callable[[bytes], object]) -> Callable[[bytes], object]:
+    def parse(data: bytes) -> object:
         try:
             return deserialize(data)
         except Exception as e:              # noqa: BLE001 - DecodeError and kin
@@ -128,7 +139,7 @@ def _lenient(deserialize):
     return parse
 
 
-def _refuse_undecodable(request, context) -> None:
+def _refuse_undecodable(request: object, context: grpc.ServicerContext) -> None:
     """Bytes that do not parse are bad input: INVALID_ARGUMENT, not INTERNAL."""
     if isinstance(request, _Undecodable):
         context.abort_with_status(to_status(BadRequest.one("request", request.problem)))

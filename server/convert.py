@@ -18,9 +18,9 @@ import dataclasses
 import functools
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from google.protobuf import message_factory
 from google.protobuf.descriptor import FieldDescriptor
@@ -30,21 +30,29 @@ from cirulla.solver import record
 from cirulla.solver.analysis import DealLuck, Decision, Judgement, PlayerSummary, SideSummary, Summary, TimelinePoint
 from cirulla.solver.cards import RANKS, Card
 from cirulla.solver.errors import CirullaError, ViewError
-from cirulla.solver.events import Deal, HandEnd, SideScore, Turn
+from cirulla.solver.events import Deal, Event, HandEnd, SideScore, Turn
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
+from cirulla.solver.record import EnumType, FieldType
 from cirulla.solver.rules import CHOICES, PRESETS, Rules
 from cirulla.solver.search import SearchResult
 from cirulla.solver.view import SeatView
-from cirulla.solver.view_builder import build_view
+from cirulla.solver.view_builder import Row, build_view
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import game_pb2 as pb
 from cirulla.v1 import rules_service_pb2 as rpb
 
+from .config import ServerConfig
 from .errors import BadRequest
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 T = TypeVar("T")
+P = ParamSpec("P")
+M = TypeVar("M", bound=Message)
+D = TypeVar("D", bound="DataclassInstance")
 
 
 # --- problems: every violation of a request, at once --------------------------------
@@ -78,7 +86,7 @@ class Problems:
     def add(self, field: str, reason: str) -> None:
         self.items.append((field, reason))
 
-    def check(self, read: Callable[..., T], *args, **kwargs) -> T | None:
+    def check(self, read: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | None:
         """`read(*args)`, or None with its violations noted if it refuses."""
         try:
             return read(*args, **kwargs)
@@ -93,28 +101,36 @@ class Problems:
 
 # --- the generic copy --------------------------------------------------------------
 
-def _enum_prefix(enum) -> str:
+def _enum_prefix(enum: EnumType) -> str:
     """RankedBy -> "RANKED_BY_": the proto style guide's value prefix."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", enum.name).upper() + "_"
 
 
-def enum_number(field: FieldDescriptor, value: Enum | str) -> int:
+def _enum_type(field: FieldType) -> EnumType:
+    if field.enum_type is None:
+        raise TypeError(f"{field.full_name} is not an enum field")
+    return field.enum_type
+
+
+def enum_number(field: FieldType, value: Enum | str) -> int:
     """A domain enum member (RankedBy.WIN_CHANCE) or name ("win_chance") as the
     field's enum number (RANKED_BY_WIN_CHANCE): the member names are the
     proto's value names without their prefix."""
+    enum = _enum_type(field)
     name = value.name if isinstance(value, Enum) else value.upper()
-    return field.enum_type.values_by_name[_enum_prefix(field.enum_type) + name].number
+    return enum.values_by_name[_enum_prefix(enum) + name].number
 
 
-def enum_name(field: FieldDescriptor, number: int) -> str | None:
+def enum_name(field: FieldType, number: int) -> str | None:
     """The field's enum number as its name without the prefix ("WIN_CHANCE");
     None for 0 (unspecified)."""
     if number == 0:
         return None
-    value = field.enum_type.values_by_number.get(number)
+    enum = _enum_type(field)
+    value = enum.values_by_number.get(number)
     if value is None:
-        raise ValueError(f"unknown value {number} of {field.enum_type.full_name}")
-    return value.name.removeprefix(_enum_prefix(field.enum_type))
+        raise ValueError(f"unknown value {number} of {enum.full_name}")
+    return value.name.removeprefix(_enum_prefix(enum))
 
 
 @functools.cache
@@ -131,12 +147,15 @@ def _enum_of(cls: type, name: str) -> type[Enum] | None:
     return None
 
 
-def _repeated(field: FieldDescriptor) -> bool:
-    repeated = getattr(field, "is_repeated", None)         # protobuf >= 5.29; `label` before
-    return field.label == FieldDescriptor.LABEL_REPEATED if repeated is None else repeated
+def _repeated(field: FieldType) -> bool:
+    if hasattr(field, "is_repeated"):                       # protobuf >= 5.29
+        return field.is_repeated
+    # before, `label`, which types-protobuf (today's protobuf only) does not know
+    label: int = field.label                                # type: ignore[union-attr]
+    return label == FieldDescriptor.LABEL_REPEATED
 
 
-def _wire(field: FieldDescriptor, value: Any) -> Any:
+def _wire(field: FieldType, value: Any) -> Any:
     """One domain value as the field's wire value."""
     m = field.message_type
     if m is None:
@@ -151,11 +170,12 @@ def _wire(field: FieldDescriptor, value: Any) -> Any:
         return record.rules_to_proto(value)
     if m is pb.Event.DESCRIPTOR:
         return record.event_to_proto(value)
-    cls = message_factory.GetMessageClass(m)
+    # types-protobuf takes the pure-Python backend's Descriptor only; protobuf takes either backend's
+    cls = message_factory.GetMessageClass(m)                # type: ignore[arg-type]
     return cls(**value) if isinstance(value, dict) else to_message(value, cls)
 
 
-def to_message(value: Any, cls: type[Message], **fields) -> Message:
+def to_message(value: object, cls: type[M], **fields: Any) -> M:
     """A `cls` message from the same-named attributes of a domain value; `fields`
     gives those that need more than a copy. None leaves a field unset."""
     msg = cls()
@@ -172,7 +192,7 @@ def to_message(value: Any, cls: type[Message], **fields) -> Message:
     return msg
 
 
-def from_message(msg: Message, cls: type[T], **fields) -> T:
+def from_message(msg: Message, cls: type[D], **fields: Any) -> D:
     """A domain dataclass from the same-named fields of a message: unset
     optional fields as None, enums as the field's Enum member, repeated as
     tuples; `fields` gives those that need more than a copy."""
@@ -217,8 +237,7 @@ def move_to_proto(move: Move) -> pb.Move:
 class _Reader:
     """Cards and moves read from a message, each problem noted under its path."""
 
-    def __init__(self, rules: Rules | None = None) -> None:
-        self.rules = rules
+    def __init__(self) -> None:
         self.problems = Problems()
 
     def card(self, text: str, field: str) -> Card | None:
@@ -228,18 +247,18 @@ class _Reader:
             self.problems.add(field, e.reason)
             return None
 
-    def cards(self, texts, field: str) -> tuple[Card, ...]:
+    def cards(self, texts: Iterable[str], field: str) -> tuple[Card, ...]:
         parsed = [self.card(t, f"{field}[{i}]") for i, t in enumerate(texts)]
         return tuple(c for c in parsed if c is not None)
 
-    def rows(self, holdings, field: str) -> tuple[tuple[Card, ...], ...] | None:
+    def rows(self, holdings: Sequence[pb.Holding], field: str) -> Row | None:
         """A per-seat (or per-side) row of holdings; None if left out."""
         if not holdings:
             return None
         return tuple(self.cards(h.cards, f"{field}[{s}].cards") for s, h in enumerate(holdings))
 
-    def move(self, msg: pb.Move, field: str) -> Move | None:
-        return self.problems.check(move_from_proto, msg, self.rules, field)
+    def move(self, msg: pb.Move, rules: Rules, field: str) -> Move | None:
+        return self.problems.check(move_from_proto, msg, rules, field)
 
 
 def check_record(msg: pb.Record, field: str = "record") -> None:
@@ -297,7 +316,7 @@ def view_from_proto(msg: pb.SeatView, field: str = "view") -> SeatView:
     filled in by the rules (cirulla.solver.view_builder), or one BadRequest
     naming every field at fault."""
     read = _Reader()                        # its paths are relative to the view
-    read.rules = rules = read.problems.check(rules_from_proto, msg.rules, "rules")
+    rules = read.problems.check(rules_from_proto, msg.rules, "rules")
     matta_as = None
     if msg.matta_as:
         if len(msg.matta_as) != 1 or msg.matta_as.upper() not in RANKS:
@@ -306,8 +325,10 @@ def view_from_proto(msg: pb.SeatView, field: str = "view") -> SeatView:
             matta_as = RANKS.index(msg.matta_as.upper())
     hand = read.cards(msg.hand, "hand")
     table = read.cards(msg.table, "table")
-    rows = {name: read.rows(getattr(msg, name), name) for name in ("public", "piles", "played_this_round")}
-    history = _history_from_proto(msg, read, "history") if rules else ()
+    public = read.rows(msg.public, "public")
+    piles = read.rows(msg.piles, "piles")
+    played_this_round = read.rows(msg.played_this_round, "played_this_round")
+    history = _history_from_proto(msg, read, rules, "history") if rules else ()
     try:
         if rules is None:
             raise ViewError(read.problems.items)
@@ -317,13 +338,14 @@ def view_from_proto(msg: pb.SeatView, field: str = "view") -> SeatView:
             hand_sizes=tuple(msg.hand_sizes), stock_size=msg.stock_size, scope=tuple(msg.scope),
             declarations=tuple(msg.declarations), declared=tuple(msg.declared),
             last_capturer=msg.last_capturer if msg.HasField("last_capturer") else None,
-            matta_as=matta_as, known_problems=read.problems.items, **rows)
+            public=public, piles=piles, played_this_round=played_this_round, matta_as=matta_as,
+            known_problems=read.problems.items)
     except CirullaError as e:
         raise bad_request(e, field) from None
 
 
-def _history_from_proto(msg: pb.SeatView, read: _Reader, field: str) -> tuple:
-    events: list[Deal | Turn | HandEnd] = []
+def _history_from_proto(msg: pb.SeatView, read: _Reader, rules: Rules, field: str) -> tuple[Event, ...]:
+    events: list[Event] = []
     for i, ev in enumerate(msg.history):
         f = f"{field}[{i}]"
         kind = ev.WhichOneof("kind")
@@ -334,7 +356,7 @@ def _history_from_proto(msg: pb.SeatView, read: _Reader, field: str) -> tuple:
                                      for s, h in enumerate(d.hands)),
                                d.void, d.dealer_scope, d.capotun))
         elif kind == "turn":
-            move = read.move(ev.turn.move, f"{f}.turn.move")
+            move = read.move(ev.turn.move, rules, f"{f}.turn.move")
             if move is not None:
                 events.append(Turn(ev.turn.seat, move, ev.turn.scopa))
         elif kind == "hand_end":
@@ -381,7 +403,8 @@ def decision_from_proto(msg: apb.DecisionAnalysis, rules: Rules) -> Decision:
     judgement = enum_name(msg.DESCRIPTOR.fields_by_name["judgement"], msg.judgement)   # FORCED, GOOD, ...
     return from_message(msg, Decision, played=move(msg.played), best=move(msg.best),
                         hindsight_best=move(msg.hindsight_best), luck=tuple(msg.luck) or None,
-                        judgement=Judgement[judgement] if judgement in Judgement.__members__ else None)
+                        judgement=Judgement[judgement] if judgement is not None and judgement in Judgement.__members__
+                        else None)
 
 
 def summary_to_proto(s: Summary) -> apb.AnalysisSummary:
@@ -409,7 +432,8 @@ def match_state_to_proto(match: Match) -> rpb.MatchState:
                      for s, row in enumerate(match.hand_points())])
 
 
-def engine_info_to_proto(*, version: str, config, strengths) -> epb.GetEngineInfoResponse:
+def engine_info_to_proto(*, version: str, config: ServerConfig,
+                         strengths: Iterable[epb.Strength]) -> epb.GetEngineInfoResponse:
     options = [epb.RuleOption(name=f.name, values=list(CHOICES[f.name]) if f.name in CHOICES else
                               ["true", "false"] if f.type == "bool" else [])
                for f in dataclasses.fields(Rules) if f.name != "name"]

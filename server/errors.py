@@ -1,6 +1,7 @@
 """Errors on the wire: google.rpc.Status with the conventional details.
 
-Servicers raise; the `rpc` decorator turns what they raise into a status:
+Servicers raise; the `rpc` decorator (`rpc_stream` for a server-streaming
+method) turns what they raise into a status:
 - BadRequest (bad input) -> INVALID_ARGUMENT with google.rpc.BadRequest field
   violations, e.g. `view.hand[2]`: unknown card 'ZZ';
 - RpcError(code, message) -> that code (RESOURCE_EXHAUSTED, UNAVAILABLE...),
@@ -12,7 +13,8 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
 
 import grpc
 from google.protobuf import duration_pb2
@@ -24,6 +26,18 @@ from cirulla.v1.embedded_engine_pb2 import Failure, FieldViolation
 log = logging.getLogger("cirulla.server")
 
 MAX_VIOLATIONS = 20          # a garbage request gets a readable answer, not megabytes
+
+# grpc's handlers and interceptors are generic in grpc-stubs only: subscripted
+# for the type checker alone. Of any service: their messages are the service's.
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+if TYPE_CHECKING:
+    ServerInterceptor: TypeAlias = grpc.ServerInterceptor[Any, Any]
+else:
+    ServerInterceptor = grpc.ServerInterceptor
+
+Servicer = TypeVar("Servicer")
+Request = TypeVar("Request")
+Response = TypeVar("Response")
 
 
 class RpcError(Exception):
@@ -84,32 +98,39 @@ def failure_of(error: BaseException) -> Failure:
     return failure
 
 
+def _status(error: grpc.RpcError) -> status_pb2.Status | None:
+    """The google.rpc.Status a failed call carries, if any (the RpcError a stub
+    raises is the call itself)."""
+    if not isinstance(error, grpc.Call):
+        return None
+    status: status_pb2.Status | None = rpc_status.from_call(error)
+    return status
+
+
 def field_violations(error: grpc.RpcError) -> list[tuple[str, str]]:
     """The BadRequest field violations of a failed call (for clients and tests)."""
-    status = rpc_status.from_call(error)
+    status = _status(error)
     out = []
     for detail in status.details if status else ():
-        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-            br = error_details_pb2.BadRequest()
-            detail.Unpack(br)
+        br = error_details_pb2.BadRequest()
+        if detail.Unpack(br):                   # False: another kind of detail
             out += [(v.field, v.description) for v in br.field_violations]
     return out
 
 
 def retry_delay(error: grpc.RpcError) -> float | None:
     """The google.rpc.RetryInfo delay of a failed call in seconds, if it has one."""
-    status = rpc_status.from_call(error)
+    status = _status(error)
     for detail in status.details if status else ():
-        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-            info = error_details_pb2.RetryInfo()
-            detail.Unpack(info)
+        info = error_details_pb2.RetryInfo()
+        if detail.Unpack(info):                 # False: another kind of detail
             return info.retry_delay.ToMilliseconds() / 1000
     return None
 
 
-def refusing(handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str) -> grpc.RpcMethodHandler:
+def refusing(handler: Handler, code: grpc.StatusCode, message: str) -> Handler:
     """A handler of the same shape as `handler` that fails every call (for interceptors)."""
-    def refuse(request_or_iterator, context):
+    def refuse(request_or_iterator: object, context: grpc.ServicerContext) -> NoReturn:
         context.abort(code, message)
 
     if handler.request_streaming and handler.response_streaming:
@@ -121,29 +142,38 @@ def refusing(handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str
     return grpc.unary_unary_rpc_method_handler(refuse)
 
 
-def _fail(context: grpc.ServicerContext, error: Exception, method: str):
+def _fail(context: grpc.ServicerContext, error: Exception, method: str) -> NoReturn:
     if isinstance(error, RpcError):
         context.abort_with_status(to_status(error))
     log.exception("%s failed", method)
     context.abort(grpc.StatusCode.INTERNAL, "internal error; the server's log has the details")
 
 
-def rpc(method):
-    """Map what a servicer method raises to a status (unary or server-streaming)."""
-    name = method.__name__
+def rpc(method: Callable[[Servicer, Request, grpc.ServicerContext], Response]
+        ) -> Callable[[Servicer, Request, grpc.ServicerContext], Response]:
+    """Map what a unary servicer method raises to a status."""
     if inspect.isgeneratorfunction(method):
-        @functools.wraps(method)
-        def streaming(self, request, context):
-            try:
-                yield from method(self, request, context)
-            except Exception as e:          # noqa: BLE001 - every failure gets a status
-                _fail(context, e, name)
-        return streaming
+        raise TypeError(f"{method.__name__} streams its responses: decorate it with rpc_stream")
+    name = method.__name__
 
     @functools.wraps(method)
-    def unary(self, request, context):
+    def unary(self: Servicer, request: Request, context: grpc.ServicerContext) -> Response:
         try:
             return method(self, request, context)
-        except Exception as e:              # noqa: BLE001
+        except Exception as e:              # noqa: BLE001 - every failure gets a status
             _fail(context, e, name)
     return unary
+
+
+def rpc_stream(method: Callable[[Servicer, Request, grpc.ServicerContext], Iterator[Response]]
+               ) -> Callable[[Servicer, Request, grpc.ServicerContext], Iterator[Response]]:
+    """Map what a server-streaming servicer method raises to a status."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def streaming(self: Servicer, request: Request, context: grpc.ServicerContext) -> Iterator[Response]:
+        try:
+            yield from method(self, request, context)
+        except Exception as e:              # noqa: BLE001 - every failure gets a status
+            _fail(context, e, name)
+    return streaming

@@ -168,7 +168,7 @@ class SearchSlots:
 
     @contextmanager
     def hold(self, n: int, *, expected_ms: float = 0.0, at_most: float | None = None,
-             ended: Callable[[], bool] = lambda: False):
+             ended: Callable[[], bool] = lambda: False) -> Iterator[None]:
         ticket = self.acquire(n, expected_ms=expected_ms, at_most=at_most, ended=ended)
         try:
             yield

@@ -11,9 +11,10 @@ from __future__ import annotations
 import queue
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
+from typing import TypeAlias
 
 from cirulla.solver import analysis, players, record
 from cirulla.solver.errors import CirullaError
@@ -22,6 +23,7 @@ from cirulla.solver.search import SearchResult, equity_table, search
 from cirulla.solver.view import SeatView
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import engine_service_pb2 as epb
+from cirulla.v1 import game_pb2 as pb
 from cirulla.v1 import rules_service_pb2 as rpb
 
 from . import convert
@@ -42,13 +44,16 @@ STRENGTHS = {
     epb.STRENGTH_FULL: players.level("full"),
 }
 
+# what a streamed search's thread hands over: (final, the ranking so far), or what it raised
+_Update: TypeAlias = tuple[bool, SearchResult] | BaseException
+
 
 class Service:
     def __init__(self, config: ServerConfig):
         self.config = config
         self.limits = Limits(config)
 
-    def warm_up(self, presets) -> None:
+    def warm_up(self, presets: Iterable[str]) -> None:
         """Build the match-equity tables of these presets now, not in a call's deadline."""
         for name in presets:
             equity_table(Rules.preset(name))
@@ -85,32 +90,32 @@ class Service:
                  interval_ms: int) -> Iterator[epb.StreamHintResponse]:
         """A search's interim rankings every `interval_ms`, then its final one.
         The search runs on its own thread and holds its slots only while it runs."""
-        updates: queue.Queue = queue.Queue()
+        updates: queue.Queue[_Update] = queue.Queue()
         token = self.limits.cancel_token(call)
         held = self.limits.searching(plan, call)
         plan = held.__enter__()
 
-        def run():
+        def run() -> None:
             try:
                 with _view_errors():
-                    updates.put(("final", search(
+                    updates.put((True, search(
                         view, iterations=plan.iterations, time_ms=plan.time_ms, seed=seed,
                         threads=plan.threads, cancel=token, progress_interval_ms=interval_ms,
-                        on_progress=lambda interim: updates.put(("interim", interim)))))
+                        on_progress=lambda interim: updates.put((False, interim)))))
             except BaseException as e:      # noqa: BLE001 - handed to the caller's thread
-                updates.put(("error", e))
+                updates.put(e)
             finally:
                 held.__exit__(None, None, None)   # the core is free as soon as the search ends
 
         threading.Thread(target=run, name="cirulla-stream-search", daemon=True).start()
         try:
             while True:
-                kind, value = updates.get()
-                if kind == "error":
-                    raise value
-                final = kind == "final"
-                hint = self._hint(value, plan, seed) if final else \
-                    convert.hint_to_proto(value, seed, cut_short=False)
+                update = updates.get()
+                if isinstance(update, BaseException):
+                    raise update
+                final, result = update
+                hint = self._hint(result, plan, seed) if final else \
+                    convert.hint_to_proto(result, seed, cut_short=False)
                 yield epb.StreamHintResponse(hint=hint, final=final)
                 if final:
                     return
@@ -126,6 +131,7 @@ class Service:
             problems.add("strength", f"{_strength_name(request.strength)}: name one of "
                                      + ", ".join(epb.Strength.Name(s) for s in STRENGTHS))
         problems.raise_any()
+        assert view is not None and level is not None, "raise_any() raised for a missing one"
         strength = request.strength
         legal = view.legal_moves()
         if len(legal) == 1:                 # nothing to think about
@@ -134,6 +140,7 @@ class Service:
         budget = request.budget
         if strength != epb.STRENGTH_FULL or not (budget.time_ms or budget.iterations):
             # a level's own budget; full strength without one: reproducible by seed
+            assert level.iterations is not None, "every level in STRENGTHS searches"
             budget = epb.Budget(iterations=min(level.iterations, self.config.max_iterations),
                                 threads=budget.threads if strength == epb.STRENGTH_FULL else 0)
         plan = self.limits.plan(budget, call)
@@ -176,6 +183,7 @@ class Service:
                 problems.add(name, f"{getattr(request, name)} is out of range 0..{cap}")
         match = problems.check(convert.record_from_proto, request.record)
         problems.raise_any()
+        assert match is not None, "raise_any() raised for a missing one"
         threads = request.threads or min(analysis.DEFAULT_JOBS, c.thread_cap)
         iterations = request.iterations or analysis.DEFAULT_ITERATIONS
         total = analysis.decision_count(match)
@@ -198,7 +206,8 @@ class Service:
 
     # --- shared ---
 
-    def _hint_view(self, request, interval_ms: int | None = None) -> SeatView:
+    def _hint_view(self, request: epb.GetHintRequest | epb.StreamHintRequest,
+                   interval_ms: int | None = None) -> SeatView:
         """A hint request's view, its budget (and report interval) checked:
         every violation raised at once."""
         problems = Problems()
@@ -207,10 +216,11 @@ class Service:
         if interval_ms is not None and not MIN_INTERVAL_MS <= interval_ms <= MAX_INTERVAL_MS:
             problems.add("interval_ms", f"{interval_ms} is out of range {MIN_INTERVAL_MS}..{MAX_INTERVAL_MS}")
         problems.raise_any()
+        assert view is not None, "raise_any() raised for a missing one"
         return view
 
     @staticmethod
-    def _view_to_move(msg) -> SeatView:
+    def _view_to_move(msg: pb.SeatView) -> SeatView:
         """The request's view, which must be the seat to move's, with a move to make."""
         view = convert.view_from_proto(msg)
         with _view_errors():
@@ -234,7 +244,7 @@ def _strength_name(number: int) -> str:
 
 
 @contextmanager
-def _view_errors():
+def _view_errors() -> Iterator[None]:
     """A view the search rejects after the server's checks passed it is still bad input."""
     try:
         yield

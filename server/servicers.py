@@ -1,13 +1,20 @@
 """The gRPC servicers of cirulla.v1: each RPC hands its request and its
-context (the call: deadline, end) to the Service, and `rpc` turns what it
-raises into a status."""
+context (the call: deadline, end) to the Service, and `rpc` (`rpc_stream`
+for a stream) turns what it raises into a status."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import grpc
+
+from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import analysis_service_pb2_grpc as apb_grpc
+from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import engine_service_pb2_grpc as epb_grpc
+from cirulla.v1 import rules_service_pb2 as rpb
 from cirulla.v1 import rules_service_pb2_grpc as rpb_grpc
 
-from .errors import rpc
+from .errors import rpc, rpc_stream
 from .service import Service
 
 
@@ -18,19 +25,21 @@ class EngineServicer(epb_grpc.EngineServiceServicer):
         self.service = service
 
     @rpc
-    def GetHint(self, request, context):
+    def GetHint(self, request: epb.GetHintRequest, context: grpc.ServicerContext) -> epb.GetHintResponse:
         return self.service.get_hint(request, context)
 
-    @rpc
-    def StreamHint(self, request, context):
+    @rpc_stream
+    def StreamHint(self, request: epb.StreamHintRequest,
+                   context: grpc.ServicerContext) -> Iterator[epb.StreamHintResponse]:
         yield from self.service.stream_hint(request, context)
 
     @rpc
-    def ChooseMove(self, request, context):
+    def ChooseMove(self, request: epb.ChooseMoveRequest, context: grpc.ServicerContext) -> epb.ChooseMoveResponse:
         return self.service.choose_move(request, context)
 
     @rpc
-    def GetEngineInfo(self, request, context):
+    def GetEngineInfo(self, request: epb.GetEngineInfoRequest,
+                      context: grpc.ServicerContext) -> epb.GetEngineInfoResponse:
         return self.service.get_engine_info(request, context)
 
 
@@ -41,11 +50,13 @@ class RulesServicer(rpb_grpc.RulesServiceServicer):
         self.service = service
 
     @rpc
-    def ListLegalMoves(self, request, context):
+    def ListLegalMoves(self, request: rpb.ListLegalMovesRequest,
+                       context: grpc.ServicerContext) -> rpb.ListLegalMovesResponse:
         return self.service.list_legal_moves(request, context)
 
     @rpc
-    def ReplayRecord(self, request, context):
+    def ReplayRecord(self, request: rpb.ReplayRecordRequest,
+                     context: grpc.ServicerContext) -> rpb.ReplayRecordResponse:
         return self.service.replay_record(request, context)
 
 
@@ -55,6 +66,7 @@ class AnalysisServicer(apb_grpc.AnalysisServiceServicer):
     def __init__(self, service: Service):
         self.service = service
 
-    @rpc
-    def AnalyzeGame(self, request, context):
+    @rpc_stream
+    def AnalyzeGame(self, request: apb.AnalyzeGameRequest,
+                    context: grpc.ServicerContext) -> Iterator[apb.AnalyzeGameResponse]:
         yield from self.service.analyze_game(request, context)

@@ -1,8 +1,31 @@
-"""Stub of _search.pyx: the Searcher the Python search drives, and its stop flag."""
-from typing import Any
+"""Stub of _search.pyx: the Searcher the Python search drives, and its stop flag.
 
-from ._core import CoreRules, _CoreMove
+SearcherStats names stats()'s value for type checkers only: import it under TYPE_CHECKING."""
+from typing import TypedDict
+
+from ._core import CoreFields, CoreMove, CoreRules
 from ._equity import EquityTable
+
+class SearcherStats(TypedDict):
+    """The counts behind a search's figures; the lists are by root move."""
+    iterations: int                 # ISMCTS iterations
+    playouts: int
+    nodes: int
+    rejected: int                   # determinization draws rejected
+    solved: int                     # positions visited by the exact solver
+    visits: list[int]               # the tree's
+    msum: list[float]
+    sum2: list[float]
+    win: list[float]
+    cat: list[list[float]]          # [move][category]
+    worlds: int                     # the paired phase's (or the exact solver's)
+    weight: float
+    p_sum: list[float]
+    p_cross: list[list[float]]      # [move][move]
+    p_cat: list[list[float]]
+    p_risk: list[float]
+    p_win: list[float]
+    p_wcross: list[list[float]]
 
 class StopFlag:
     def set(self) -> None: ...
@@ -11,17 +34,17 @@ class StopFlag:
     def is_set(self) -> bool: ...
 
 class Searcher:
-    def __init__(self, rules: CoreRules, base: dict[str, Any], *, observer: int, unseen: list[int],
+    def __init__(self, rules: CoreRules, base: CoreFields, *, observer: int, unseen: list[int],
                  hidden: list[int], nobuona: list[int], played: list[int], fixed: bool, seed: int,
                  stop: StopFlag, plays: list[tuple[int, int, int, list[int]]] | None = None,
                  infer_t: float = 0.0, c_ucb: float = 4.0, eps_milli: int = 100, follow_min: int = 8,
                  follow_own: int = 0, equity: EquityTable | None = None, scores: list[int] | None = None,
                  next_dealer_side: int = 0, match_mode: bool = False) -> None: ...
     @property
-    def root_moves(self) -> list[_CoreMove]: ...
+    def root_moves(self) -> list[CoreMove]: ...
     def ismcts(self, iterations: int, deadline: float) -> int: ...
     def paired(self, worlds: int, deadline: float, min_worlds: int = 0) -> int: ...
     def exact(self, part: int = 0, parts: int = 1) -> int: ...
-    def sample(self) -> dict[str, Any]: ...
+    def sample(self) -> CoreFields: ...
     def has_buona(self, seat: int, holding: int) -> bool: ...
-    def stats(self) -> dict[str, Any]: ...
+    def stats(self) -> SearcherStats: ...

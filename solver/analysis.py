@@ -66,15 +66,18 @@ last value.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Generator
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
+from ._equity import EquityTable
 from .errors import StateError
-from .events import Deal, HandEnd, Turn
+from .events import Deal, Event, HandEnd, Turn
 from .match import Match
 from .moves import Move
 from .rules import Rules
@@ -86,11 +89,14 @@ from .search import (
     SearchMethod,
     SearchResult,
     dealer_edge,
+    equity_table,
     run_search,
     search,
-    win_chance,
 )
 from .view import SeatView
+
+if TYPE_CHECKING:
+    from ._core import CoreFields
 
 __all__ = ["DEFAULT_ITERATIONS", "THRESHOLDS", "SIGNIFICANCE", "Decision", "DealLuck", "TimelinePoint",
            "Judgement", "JudgedBy", "PointKind",
@@ -257,26 +263,29 @@ def decision_accuracy(d: Decision) -> float:
     """100 * 2 ** (-severity / 0.5) for a significant loss, else 100."""
     if d.forced or d.severity <= 0 or d.severity < SIGNIFICANCE * d.severity_stderr:
         return 100.0
-    return 100.0 * 2.0 ** (-d.severity / HALF_ACCURACY)
+    return 100.0 * math.pow(2.0, -d.severity / HALF_ACCURACY)
 
 
 @lru_cache(maxsize=32)
 def point_worth(rules: Rules) -> float | None:
     """What one point is worth in match-winning chance at 0-0 (mean over who
     deals), or None where the search rates no winning chance."""
-    at = [win_chance(rules, s, d) for s in ((0, 0), (1, 0)) for d in (0, 1)]
-    if at[0] is None:
-        return None
+    table = equity_table(rules)
+    return None if table is None else _point_worth(table, rules)
+
+
+def _point_worth(table: EquityTable, rules: Rules) -> float:
+    # side 0's chance at 0-0 and at 1-0, with the seats 0 and 1 dealing the next hand
+    at = [table.win0(a, b, rules.side_of(d)) for a, b in ((0, 0), (1, 0)) for d in (0, 1)]
     return max(((at[2] - at[0]) + (at[3] - at[1])) / 2, 1e-6)
 
 
-def _worth_here(rules: Rules, scores: tuple[int, ...], dealer: int, side: int) -> float:
+def _worth_here(table: EquityTable, rules: Rules, scores: tuple[int, ...], dealer: int, side: int) -> float:
     """One more point for `side` now, in its chance of winning (next hand's dealer)."""
-    nxt = (dealer + 1) % rules.players
+    nxt = rules.side_of((dealer + 1) % rules.players)
     up = list(scores)
     up[side] += 1
-    p0, p1 = win_chance(rules, tuple(scores), nxt), win_chance(rules, tuple(up), nxt)
-    return abs(p1 - p0)
+    return abs(table.win0(up[0], up[1], nxt) - table.win0(scores[0], scores[1], nxt))
 
 
 # --- the positions of a record --------------------------------------------------
@@ -312,7 +321,7 @@ def _positions(match: Match) -> list[_Position]:
             if replay.to_move != e.seat:
                 raise StateError(f"event {i}: seat {e.seat} plays, but it is seat {replay.to_move}'s turn")
             world = Knowledge.true_world(replay, e.seat)
-            base = dict(world.base)
+            base = world.base.copy()
             base["stock"] = _true_stock(base, r, events, i)
             out.append(_Position(len(out), i, replay.hand_number, replay.round, e.seat, e.move,
                                  replay.view(e.seat), dataclasses.replace(world, base=base),
@@ -321,7 +330,7 @@ def _positions(match: Match) -> list[_Position]:
     return out
 
 
-def _true_stock(base: dict, rules: Rules, events, i: int) -> list[int]:
+def _true_stock(base: CoreFields, rules: Rules, events: list[Event], i: int) -> list[int]:
     """The core's stock with the rest of this hand's deals in their real order
     (a manual-deal replay only knows the cards dealt so far)."""
     stock, pos = list(base["stock"]), base["stock_pos"]
@@ -358,19 +367,19 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
     played, best = _stats(view, p.played), view.moves[0]
     legal = len(view.moves)
     loss, loss_se = 0.0 - played.diff_to_best, played.diff_to_best_stderr      # 0.0 -: no -0.0
-    win_loss = None if best.win_chance is None else best.win_chance - played.win_chance
-    judged_by = JudgedBy.WIN_CHANCE if view.ranked_by is RankedBy.WIN_CHANCE and win_loss is not None \
-        else JudgedBy.POINTS
-    if legal == 1:
-        severity, se, loss, loss_se = 0.0, 0.0, 0.0, 0.0
-    elif judged_by is JudgedBy.POINTS:
-        severity, se = loss, loss_se
-    else:
+    win_loss = None if best.win_chance is None or played.win_chance is None \
+        else best.win_chance - played.win_chance
+    judged_by, severity, se = JudgedBy.POINTS, loss, loss_se
+    table = equity_table(r)                 # None: the search rates no winning chance
+    if view.ranked_by is RankedBy.WIN_CHANCE and win_loss is not None and table is not None:
         # the drop in winning chance in points at 0-0; its standard error from
         # the points' one, at what a point is worth here
-        worth = point_worth(r)
+        judged_by = JudgedBy.WIN_CHANCE
+        worth = _point_worth(table, r)
         severity = win_loss / worth
-        se = loss_se * _worth_here(r, p.scores, p.dealer, side) / worth
+        se = loss_se * _worth_here(table, r, p.scores, p.dealer, side) / worth
+    if legal == 1:
+        severity, se, loss, loss_se = 0.0, 0.0, 0.0, 0.0
     judgement = grade(severity, se) if legal > 1 else None
     # hindsight: the true world, ranked by points
     if legal == 1:
@@ -399,7 +408,7 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
 # --- the whole match ---------------------------------------------------------------
 
 def analyze(match: Match, *, iterations: int = DEFAULT_ITERATIONS, seed: int = 0,
-            jobs: int = DEFAULT_JOBS, cancel: CancelToken | None = None) -> Iterator[Decision | Summary]:
+            jobs: int = DEFAULT_JOBS, cancel: CancelToken | None = None) -> Generator[Decision | Summary, None, None]:
     """Analyse every decision of a match (replayed from its events), yielding
     each Decision in the match's order as soon as it is ready, then the Summary.
 
@@ -439,14 +448,29 @@ def analyze(match: Match, *, iterations: int = DEFAULT_ITERATIONS, seed: int = 0
                    elapsed_ms=(time.monotonic() - start) * 1000.0)
 
 
-def analyze_all(match: Match, **options) -> tuple[list[Decision], Summary]:
-    """analyze() collected: the decisions and the summary."""
-    items = list(analyze(match, **options))
-    return items[:-1], items[-1]
+def analyze_all(match: Match, *, iterations: int = DEFAULT_ITERATIONS, seed: int = 0,
+                jobs: int = DEFAULT_JOBS, cancel: CancelToken | None = None) -> tuple[list[Decision], Summary]:
+    """analyze() collected: the decisions and the summary.
+
+    :raises CancelledError: if `cancel` stopped the analysis before its summary.
+    """
+    decisions: list[Decision] = []
+    for item in analyze(match, iterations=iterations, seed=seed, jobs=jobs, cancel=cancel):
+        if isinstance(item, Summary):
+            return decisions, item
+        decisions.append(item)
+    raise CancelledError("the analysis was cancelled before its summary")
 
 
 def _side0(d: Decision, value: float) -> float:
     return value if d.side == 0 else -value
+
+
+def _values0(d: Decision) -> tuple[float, float]:
+    """The value search's margins before and after d's move, for side 0."""
+    if d.value_before is None or d.value_after is None:
+        raise StateError(f"decision {d.number} has no value search (it runs with 2 sides)")
+    return _side0(d, d.value_before), _side0(d, d.value_after)
 
 
 def _hand_start(rules: Rules, dealer: int) -> float:
@@ -466,8 +490,8 @@ def _luck_before(match: Match, positions: list[_Position], done: list[Decision],
     if prev is None or prev.hand != d.hand:
         before = _hand_start(match.rules, p.dealer)
     else:
-        before = _side0(prev, prev.value_after)
-    luck = _side0(d, d.value_before) - before
+        _, before = _values0(prev)
+    luck = _values0(d)[0] - before
     return (luck, -luck)
 
 
@@ -497,30 +521,32 @@ def _summary(match: Match, decisions: list[Decision], *, iterations: int, seed: 
                    iterations=iterations, seed=seed, elapsed_ms=elapsed_ms, point_worth=point_worth(r))
 
 
-def _ledger(match: Match, decisions: list[Decision]):
+def _ledger(match: Match, decisions: list[Decision]) -> tuple[
+        tuple[SideSummary, ...], tuple[DealLuck, ...], tuple[TimelinePoint, ...]]:
     """Side 0's value graph over the match, the luck of every deal, and the
     split of the result into start + luck + play + rest (module docstring)."""
     r, events = match.rules, match.events
     by_event = {d.event_index: d for d in decisions}
     names = match.side_names
     start = luck = play = rest = 0.0
-    base = 0                    # side 0's match margin before the hand
+    base = 0.0                  # side 0's match margin before the hand
     timeline: list[TimelinePoint] = []
     deals: list[DealLuck] = []
-    value: float | None = None  # side 0's expected hand margin now
+    in_hand = False             # a hand has started and not ended
+    value = 0.0                 # side 0's expected hand margin now (in a hand)
     pending_deal: int | None = None
     hand = 0
     for i, e in enumerate(events):
         if isinstance(e, Deal):
-            if e.round == 0 and (value is None or e.hand != hand):
-                hand = e.hand
+            if e.round == 0 and (not in_hand or e.hand != hand):
+                hand, in_hand = e.hand, True
                 value = _hand_start(r, e.dealer)
                 start += value
                 timeline.append(TimelinePoint(event_index=i, kind=PointKind.START, hand=hand, margin=base + value))
             pending_deal = i                    # its luck shows at the next decision
         elif isinstance(e, Turn):
             d = by_event[i]
-            v_before, v_after = _side0(d, d.value_before), _side0(d, d.value_after)
+            v_before, v_after = _values0(d)
             if pending_deal is not None:
                 deals.append(DealLuck(event_index=pending_deal, hand=d.hand, round=d.round,
                                       before=value, after=v_before))
@@ -544,11 +570,11 @@ def _ledger(match: Match, decisions: list[Decision]):
             else:
                 rest += actual - value
             base += actual
-            value, pending_deal = None, None
-            timeline.append(TimelinePoint(event_index=i, kind=PointKind.END, hand=e.hand, margin=float(base)))
-    if value is not None:                       # an unfinished hand counts at its last value
+            in_hand, pending_deal = False, None
+            timeline.append(TimelinePoint(event_index=i, kind=PointKind.END, hand=e.hand, margin=base))
+    if in_hand:                                 # an unfinished hand counts at its last value
         base += value
-    result = float(base)
+    result = base
     sides = (SideSummary(side=0, name=names[0], result=result, start=start, luck=luck, play=play, rest=rest),
              SideSummary(side=1, name=names[1], result=0.0 - result, start=0.0 - start, luck=0.0 - luck,
                          play=0.0 - play, rest=0.0 - rest))

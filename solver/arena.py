@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 from .errors import CirullaError, StateError
 from .events import HandEnd
@@ -33,9 +34,12 @@ ENGINES = ("random", "greedy", "flatmc", "ismcts", "cheat")
 MAX_HANDS = 200                 # a match still tied after this many hands counts as a draw
 
 
-TUNING = {"c": ("c_ucb", float), "eps": ("eps_milli", int), "follow": ("follow_min", int),
-          "share": ("paired_share", float), "pick": ("pick", str), "own": ("follow_own", int),
-          "inf": ("infer_t", float)}
+Knob: TypeAlias = float | int | str     # a tuning knob's value
+# a knob's short name: the parameter of run_search it sets, and how its text is read
+TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
+    "c": ("c_ucb", float), "eps": ("eps_milli", int), "follow": ("follow_min", int),
+    "share": ("paired_share", float), "pick": ("pick", str), "own": ("follow_own", int),
+    "inf": ("infer_t", float)}
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ class EngineSpec:
     kind: str
     time_ms: float | None = None
     iterations: int | None = None
-    params: tuple[tuple[str, object], ...] = ()     # tuning knobs of the search
+    params: tuple[tuple[str, Knob], ...] = ()       # tuning knobs of the search
 
     @classmethod
     def parse(cls, text: str) -> EngineSpec:
@@ -73,13 +77,13 @@ class EngineSpec:
             return cls(kind, time_ms=100.0, params=tuple(params))
         try:
             if budget.endswith("ms"):
-                value = float(budget[:-2])
-                if value > 0:
-                    return cls(kind, time_ms=value, params=tuple(params))
+                time_ms = float(budget[:-2])
+                if time_ms > 0:
+                    return cls(kind, time_ms=time_ms, params=tuple(params))
             elif budget.endswith("it"):
-                value = int(budget[:-2])
-                if value > 0:
-                    return cls(kind, iterations=value, params=tuple(params))
+                iterations = int(budget[:-2])
+                if iterations > 0:
+                    return cls(kind, iterations=iterations, params=tuple(params))
         except ValueError:
             pass
         raise CirullaError(f"engine {text!r}: a budget is like 100ms or 5000it")
@@ -99,8 +103,9 @@ class EngineSpec:
 def make_player(spec: EngineSpec, seed: int) -> Callable[[Match], Move]:
     """A function from a match (at this engine's turn) to its move."""
     rnd = random.Random(seed)
-    budget = dict(time_ms=spec.time_ms, iterations=spec.iterations)
-    knobs = dict(spec.params)
+    time_ms, iterations = spec.time_ms, spec.iterations
+    # keyword arguments of run_search, each of its parameter's type (TUNING reads them so)
+    knobs: dict[str, Any] = dict(spec.params)
 
     def play(match: Match) -> Move:
         moves = match.legal_moves
@@ -111,13 +116,13 @@ def make_player(spec: EngineSpec, seed: int) -> Callable[[Match], Move]:
         s = rnd.getrandbits(63)
         seat = match.to_move
         if spec.kind == "flatmc" and not knobs:
-            return flat_monte_carlo(match.view(seat), seed=s, **budget).best
+            return flat_monte_carlo(match.view(seat), seed=s, time_ms=time_ms, iterations=iterations).best
         if spec.kind == "ismcts" and not knobs:
-            return search(match.view(seat), seed=s, **budget).best
+            return search(match.view(seat), seed=s, time_ms=time_ms, iterations=iterations).best
         view = match.view(seat)
         know = Knowledge.true_world(match, seat) if spec.kind == "cheat" else Knowledge.of(view)
         return run_search(know, method=SearchMethod.FLAT if spec.kind == "flatmc" else None, seed=s,
-                          sensitive=match_sensitive(view), **budget, **knobs).best
+                          sensitive=match_sensitive(view), time_ms=time_ms, iterations=iterations, **knobs).best
 
     return play
 
@@ -203,14 +208,14 @@ def summarize(a: EngineSpec, b: EngineSpec, pairs: Sequence[tuple[GameResult, Ga
     mw = sum(won) / n if n else 0.0
     mse = math.sqrt(sum((w - mw) ** 2 for w in won) / (n * (n - 1))) if n > 1 else math.inf
     times = [[t for p in pairs for g in p for t in g.times[k]] for k in (0, 1)]
-    ms = tuple(1000 * sum(t) / len(t) if t else 0.0 for t in times)
+    a_ms, b_ms = (1000 * sum(t) / len(t) if t else 0.0 for t in times)
     return ArenaResult(str(a), str(b), n, hands, margin, (margin - 1.96 * se, margin + 1.96 * se),
                        (wins + ties / 2) / len(every) if every else 0.0,
                        ties / len(every) if every else 0.0,
-                       mw, (mw - 1.96 * mse, mw + 1.96 * mse), ms)
+                       mw, (mw - 1.96 * mse, mw + 1.96 * mse), (a_ms, b_ms))
 
 
-def _pair_job(args) -> tuple[GameResult, GameResult]:
+def _pair_job(args: tuple[EngineSpec, EngineSpec, Rules, int]) -> tuple[GameResult, GameResult]:
     return play_pair(*args)
 
 

@@ -82,7 +82,7 @@ class Card:
     def __lt__(self, other: Card) -> bool:
         return sort_key(self) < sort_key(other)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Card], tuple[int]]:
         return (Card, (self.index,))
 
 

@@ -9,13 +9,17 @@ three problems) carries them all in ``violations``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 
 
 class Violation(NamedTuple):
     """One problem with one field of the caller's input."""
     field: str                      # a path relative to the input, "" for the whole of it
     reason: str
+
+
+# what __reduce__ gives pickle: the class, its arguments, its attributes
+_Reduced: TypeAlias = tuple[type["CirullaError"], tuple[object, ...], dict[str, object]]
 
 
 class CirullaError(ValueError):
@@ -33,7 +37,7 @@ class CirullaError(ValueError):
     def __str__(self) -> str:
         return self.reason
 
-    def __reduce__(self):              # pickles (process pools) with its structure
+    def __reduce__(self) -> _Reduced:     # pickles (process pools) with its structure
         return type(self), (self.reason,), self.__dict__
 
 
@@ -74,7 +78,7 @@ class ViewError(StateError):
     def __str__(self) -> str:
         return "; ".join(f"{f}: {r}" if f else r for f, r in self._violations)
 
-    def __reduce__(self):
+    def __reduce__(self) -> _Reduced:
         return type(self), (self._violations,), self.__dict__
 
 

@@ -18,6 +18,7 @@ from .errors import IllegalMoveError, StateError
 from .events import CATEGORIES, Deal, Event, HandEnd, SideScore, Turn
 from .moves import Move
 from .rules import Rules
+from .view import SeatView
 
 
 class Phase(StrEnum):
@@ -34,7 +35,7 @@ class _Snapshot:
     scores: list[int]
     hand_number: int
     winner: int | None
-    rng_state: object
+    rng_state: tuple[object, ...]       # random.Random.getstate()
 
 
 class Match:
@@ -194,18 +195,18 @@ class Match:
         r, core = self.rules, self._core
         n = r.round_cards(core.round)
         ids = "R-DEAL" + (", R-VC" if r.cirullone else "") + (", R-V5" if r.five_players else "")
-        hands = [parse_cards(h) for h in hands]
-        table = parse_cards(table)
-        if len(hands) != r.players:
-            raise StateError(f"deal: {len(hands)} holdings given for {r.players} players "
+        holdings = [parse_cards(h) for h in hands]
+        on_table = parse_cards(table)
+        if len(holdings) != r.players:
+            raise StateError(f"deal: {len(holdings)} holdings given for {r.players} players "
                              f"(every seat is dealt cards, {ids})")
-        for seat, h in enumerate(hands):
+        for seat, h in enumerate(holdings):
             if len(h) != n:
                 raise StateError(f"deal: seat {seat} gets {n} cards this round, not {len(h)} ({ids})")
         want_table = r.table_cards if core.round == 0 else 0
-        if len(table) != want_table:
-            raise StateError(f"deal: the table gets {want_table} cards in this round, not {len(table)} ({ids})")
-        dealt = [c for h in hands for c in h] + table
+        if len(on_table) != want_table:
+            raise StateError(f"deal: the table gets {want_table} cards in this round, not {len(on_table)} ({ids})")
+        dealt = [c for h in holdings for c in h] + on_table
         before = {Card(i) for i in _dealt_before(core)}
         seen: set[Card] = set()
         for c in dealt:
@@ -216,8 +217,8 @@ class Match:
                 raise StateError(f"deal: {c} is dealt twice (each of the 40 cards is dealt once a hand, R-DECK)")
             seen.add(c)
         self._push()
-        order = [c.index for k in range(r.players) for c in hands[(core.dealer + 1 + k) % r.players]]
-        order += [c.index for c in table]
+        order = [c.index for k in range(r.players) for c in holdings[(core.dealer + 1 + k) % r.players]]
+        order += [c.index for c in on_table]
         rest = [i for i in core.stock_order() if i not in set(order)]
         core.set_stock(order + rest)
         event = self._deal_from_stock()
@@ -244,9 +245,8 @@ class Match:
         other._core = self._core.copy()
         return other
 
-    def view(self, seat: int):
+    def view(self, seat: int) -> SeatView:
         """What `seat` knows (docs/rules.md section 8), and nothing more."""
-        from .view import SeatView
         return SeatView.of(self, self._seat(seat))
 
     # --- the flow of a match ---
@@ -297,7 +297,8 @@ class Match:
         rows = core.score()
         for side, row in enumerate(rows):
             self.scores[side] += sum(row)
-        sides = tuple(SideScore(side, *row, match_total=self.scores[side]) for side, row in enumerate(rows))
+        sides = tuple(SideScore(side, **dict(zip(CATEGORIES, row, strict=True)), match_total=self.scores[side])
+                      for side, row in enumerate(rows))
         taken_by = core.last_capturer if left and core.table == 0 and core.last_capturer >= 0 else None
         cappotto = core.cappotto() if core.cappotto() >= 0 else None
         self.events.append(HandEnd(self.hand_number, tuple(cards_of(left)), taken_by, sides, cappotto))
@@ -325,7 +326,7 @@ class Match:
         """Why `move` is not one of `legal`: the fact, the rule in a few words, its id."""
         seat, r = self.to_move, self.rules
         held = set(self.hand(seat))
-        if move.is_declaration:
+        if move.card is None:                               # a declaration
             missing = (move.declared | move.declared_second) - held
             if missing:
                 return (f"{move}: seat {seat} does not hold {format_cards(missing)} "
@@ -353,12 +354,13 @@ class Match:
         options = ", ".join(str(m) for m in legal if m.card == move.card)
         if not move.captured:
             return f"{move}: {move.card} can capture, and capturing is mandatory (R-MUST): {options}"
-        return f"{move}: not a capture the rules allow: {self._capture_rule(move)}; {move.card} can play {options}"
+        rule = self._capture_rule(move.card, move.captured)
+        return f"{move}: not a capture the rules allow: {rule}; {move.card} can play {options}"
 
-    def _capture_rule(self, move: Move) -> str:
-        """The capture rule that `move`, a capture of table cards, breaks."""
+    def _capture_rule(self, card: Card, captured: frozenset[Card]) -> str:
+        """The capture rule that `card` taking the table cards `captured` breaks."""
         cval = self._core.cval                              # the matta plays as named (R-MATTA)
-        v = cval(move.card.index)
+        v = cval(card.index)
         ace_on_table = any(cval(c.index) == 1 for c in self.table)
         if v == 1 and not ace_on_table:
             return "an ace played on a table without an ace takes every card on it (R-ACE)"
@@ -368,12 +370,12 @@ class Match:
                                       "or cards making 15 with it (R-ACE-ACE)",
                     "sweep": "an ace played on a table with an ace takes every card on it "
                              "(R-ACE-ACE, ace_on_ace sweep)"}[self.rules.ace_on_ace]
-        taken = sum(cval(c.index) for c in move.captured)
-        if taken == v and self.rules.single_match_first and len(move.captured) > 1 \
+        taken = sum(cval(c.index) for c in captured)
+        if taken == v and self.rules.single_match_first and len(captured) > 1 \
                 and any(cval(c.index) == v for c in self.table):
-            return (f"a table card is worth {v} like {move.card}, so a simple capture takes a single card "
+            return (f"a table card is worth {v} like {card}, so a simple capture takes a single card "
                     f"(R-CHOICE, single_match_first)")
-        return (f"{move.card} takes cards adding up to its value {v} (R-SIMPLE) or to {15 - v}, "
+        return (f"{card} takes cards adding up to its value {v} (R-SIMPLE) or to {15 - v}, "
                 f"making 15 with it (R-FIFTEEN), and these add up to {taken}")
 
 

@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .cards import RANKS, Card, cards_of, format_cards, mask_of, parse_cards, sort_key
 from .errors import CirullaError, InvalidMoveError
+
+if TYPE_CHECKING:
+    from ._core import CoreMove, CoreState
 
 SEVEN_OF_HEARTS = Card.parse("7H")          # the usual matta (R-MATTA)
 
@@ -107,29 +111,31 @@ class Move:
                 return str(self.card)
             return f"{self.card} x {format_cards(self.captured)}"
         groups = [self.declared] + ([self.declared_second] if self.declared_second else [])
-        return "declare " + " + ".join(
-            " ".join(str(c) + (f"={RANKS[self.matta_as]}" if c == self.matta else "")
-                     for c in sorted(g, key=sort_key))
-            for g in groups)
+
+        def shown(c: Card) -> str:          # the matta with the rank it is named
+            if c == self.matta and self.matta_as is not None:
+                return f"{c}={RANKS[self.matta_as]}"
+            return str(c)
+        return "declare " + " + ".join(" ".join(shown(c) for c in sorted(g, key=sort_key)) for g in groups)
 
     def __repr__(self) -> str:
         return f"Move.parse({str(self)!r})"
 
     # --- the core's encoding: (card, take, take2, matta_rank, points) ---
 
-    def to_core(self) -> tuple[int, int, int, int, int]:
+    def to_core(self) -> CoreMove:
         if self.card is not None:
             return (self.card.index, mask_of(self.captured), 0, -1, 0)
         return (-1, mask_of(self.declared), mask_of(self.declared_second),
                 -1 if self.matta_as is None else self.matta_as, self.points)
 
     @classmethod
-    def legal_in(cls, core, matta: Card | None) -> list[Move]:
+    def legal_in(cls, core: CoreState, matta: Card | None) -> list[Move]:
         """The legal moves of the seat to move in a core state (_core.CoreState)."""
         return [cls.from_core(t, matta) for t in core.legal_moves()]
 
     @classmethod
-    def greedy_in(cls, core, matta: Card | None) -> Move:
+    def greedy_in(cls, core: CoreState, matta: Card | None) -> Move:
         """The core's greedy policy in a core state: the best immediate gain
         (the cards' scoring worth and a scopa, less the risk of leaving a
         sweepable table; ties to the lower card). It reads the seat's own cards,
@@ -138,7 +144,7 @@ class Move:
         return cls.from_core(moves[core.greedy_choice(moves)], matta)
 
     @classmethod
-    def from_core(cls, t: tuple[int, int, int, int, int], matta: Card | None) -> Move:
+    def from_core(cls, t: CoreMove, matta: Card | None) -> Move:
         card, take, take2, rank, points = t
         if card >= 0:
             return cls(card=Card(card), captured=frozenset(cards_of(take)))

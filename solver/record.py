@@ -9,15 +9,17 @@ server's wire layer (cirulla.server.convert) builds on it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
-from google.protobuf import json_format
+from google.protobuf import descriptor, json_format
 
 from cirulla.v1 import game_pb2 as pb
 
 from .cards import RANKS, Card
 from .errors import CirullaError, RecordError, RulesError
-from .events import CATEGORIES, Deal, HandEnd, Turn
+from .events import CATEGORIES, Deal, Event, HandEnd, Turn
 from .match import Match, Phase
 from .moves import Move
 from .rules import CHOICES, Matta, Rules
@@ -32,12 +34,22 @@ _SCHEMA1_MATTA = {m.value.lower(): m.name for m in Matta}
 _BOOL_OPTIONS = ("single_match_first", "piccola_to_seven", "grande_long", "buona_stack",
                  "grande_in_hand", "capotun", "re_bello", "cirullone", "five_players")
 
+if TYPE_CHECKING:
+    from google._upb import _message as upb
+
+# descriptors as types-protobuf has them: a message's DESCRIPTOR is the pure-Python
+# backend's or the upb backend's, and so is everything read from it
+FieldType: TypeAlias = "descriptor.FieldDescriptor | upb.FieldDescriptor"
+EnumType: TypeAlias = "descriptor.EnumDescriptor | upb.EnumDescriptor"
+
 
 # --- rules ---
 
-def _enum_field(name: str):
+def _enum_field(name: str) -> tuple[EnumType, str]:
     """The Rules message's enum field of an option, and its values' prefix."""
     enum = pb.Rules.DESCRIPTOR.fields_by_name[name].enum_type
+    if enum is None:
+        raise TypeError(f"cirulla.v1.Rules.{name} is not an enum field")
     return enum, enum.values[0].name.removesuffix("UNSPECIFIED")
 
 
@@ -53,7 +65,7 @@ def rules_to_proto(rules: Rules) -> pb.Rules:
 
 def rules_from_proto(msg: pb.Rules) -> Rules:
     """A Rules from its message; unset fields keep the preset's values."""
-    options: dict = {}
+    options: dict[str, object] = {}
     if msg.players:
         options["players"] = msg.players
     if msg.target:
@@ -94,7 +106,7 @@ def move_from_proto(msg: pb.Move, matta: Card | None) -> Move:
     elif msg.declared:
         named = msg.matta_as.upper() if msg.matta_as else ""
 
-        def group(cards):
+        def group(cards: Iterable[str]) -> str:
             return " ".join(c + (f"={named}" if named and matta and Card.parse(c) == matta else "")
                             for c in cards)
         text = "declare " + group(msg.declared) + (" + " + group(msg.declared_second) if msg.declared_second else "")
@@ -103,11 +115,11 @@ def move_from_proto(msg: pb.Move, matta: Card | None) -> Move:
     return Move.parse(text, matta=matta)
 
 
-def cards_of_set(cards) -> list[Card]:
+def cards_of_set(cards: Iterable[Card]) -> list[Card]:
     return sorted(cards, key=lambda c: (c.rank, c.suit))
 
 
-def event_to_proto(e) -> pb.Event:
+def event_to_proto(e: Event) -> pb.Event:
     if isinstance(e, Deal):
         return pb.Event(deal=pb.Deal(hand=e.hand, round=e.round, dealer=e.dealer,
                                      table=[str(c) for c in e.table],
@@ -122,12 +134,13 @@ def event_to_proto(e) -> pb.Event:
                             **{c: getattr(s, c) for c in CATEGORIES}) for s in e.sides]))
 
 
-def _optional(msg, name: str, schema: int) -> int | None:
+def _optional(msg: pb.Record | pb.HandEnd, name: str, schema: int) -> int | None:
     """An optional side (winner, leftover_side, cappotto_side): None if unset,
     or in schema 1, if -1."""
+    side: int = getattr(msg, name)
     if schema == 1:
-        return None if getattr(msg, name) == _SCHEMA1_NONE else getattr(msg, name)
-    return getattr(msg, name) if msg.HasField(name) else None
+        return None if side == _SCHEMA1_NONE else side
+    return side if msg.HasField(name) else None
 
 
 # --- records ---
@@ -152,6 +165,8 @@ def loads(text: str) -> Match:
         data = json.loads(text)
     except (json.JSONDecodeError, TypeError) as e:
         raise RecordError(f"not JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise RecordError("not a cirulla.v1.Record: a record is a JSON object")
     msg = pb.Record()
     try:
         json_format.ParseDict(_upgrade(data), msg)
@@ -160,10 +175,10 @@ def loads(text: str) -> Match:
     return from_proto(msg)
 
 
-def _upgrade(data):
+def _upgrade(data: dict[str, object]) -> dict[str, object]:
     """A schema-1 record's JSON as today's: the matta as text ("7H") becomes its
     enum's name (the sides are read by _optional)."""
-    rules = data.get("rules") if isinstance(data, dict) else None
+    rules = data.get("rules")
     if isinstance(rules, dict) and isinstance(rules.get("matta"), str):
         name = _SCHEMA1_MATTA.get(rules["matta"].lower())
         if name is not None:
@@ -223,12 +238,12 @@ def _replay(match: Match, ev: pb.Event, schema: int) -> None:
             raise RecordError(f"deal of hand {d.hand} round {d.round} by {d.dealer}; "
                               f"expected hand {expect[0]} round {expect[1]} by {expect[2]}")
         try:
-            got = match.deal([list(h.cards) for h in d.hands], list(d.table))
+            dealt = match.deal([list(h.cards) for h in d.hands], list(d.table))
         except CirullaError as e:
             raise RecordError(e.reason, field="hands") from None
-        _same(d.void, "void", got.void)
-        _same(d.dealer_scope, "dealer_scope", got.dealer_scope)
-        _same(d.capotun, "capotun", got.capotun)
+        _same(d.void, "void", dealt.void)
+        _same(d.dealer_scope, "dealer_scope", dealt.dealer_scope)
+        _same(d.capotun, "capotun", dealt.capotun)
     elif kind == "turn":
         t = ev.turn
         if match.phase is not Phase.PLAY:
@@ -237,12 +252,12 @@ def _replay(match: Match, ev: pb.Event, schema: int) -> None:
             raise RecordError(f"seat {t.seat} plays, but it is seat {match.to_move}'s turn (R-DEALER, R-SEATS)",
                               field="seat")
         try:
-            got = match.play(move_from_proto(t.move, match.rules.matta_card))
+            turn = match.play(move_from_proto(t.move, match.rules.matta_card))
         except CirullaError as e:
             raise RecordError(e.reason, field="move") from None
-        if t.move.points and t.move.points != got.move.points:
-            raise RecordError(f"{got.move} scores {got.move.points}, not {t.move.points}", field="move.points")
-        _same(t.scopa, "scopa", got.scopa)
+        if t.move.points and t.move.points != turn.move.points:
+            raise RecordError(f"{turn.move} scores {turn.move.points}, not {t.move.points}", field="move.points")
+        _same(t.scopa, "scopa", turn.scopa)
     elif kind == "hand_end":
         ends = [e for e in match.events[:n_before] if isinstance(e, HandEnd)]
         if not ends or ends[-1].hand != ev.hand_end.hand:
@@ -252,7 +267,7 @@ def _replay(match: Match, ev: pb.Event, schema: int) -> None:
         raise RecordError("an empty event")
 
 
-def _same(recorded, name, replayed) -> None:
+def _same(recorded: object, name: str, replayed: object) -> None:
     if recorded != replayed:
         raise RecordError(f"{name} is {recorded!r} in the record, {replayed!r} by the rules", field=name)
 

@@ -87,7 +87,9 @@ class Rules:
     name: str = field(default="classic", compare=False)
 
     @classmethod
-    def preset(cls, name: str = "classic", **options) -> Rules:
+    def preset(cls, name: str = "classic", **options: Any) -> Rules:
+        """The preset with these options on top; an option's value as the
+        caller gives it (checked here: a text becomes its enum)."""
         if name not in PRESETS:
             raise RulesError(f"unknown preset {name!r}; presets are {', '.join(PRESETS)}", field="preset")
         unknown = set(options) - {f.name for f in dataclasses.fields(cls)}
@@ -143,7 +145,7 @@ class Rules:
     def matta_card(self) -> Card | None:
         return None if self.matta is Matta.NONE else Card.parse(self.matta)
 
-    def replace(self, **options) -> Rules:
+    def replace(self, **options: Any) -> Rules:
         return dataclasses.replace(self, **options)
 
     @cached_property
@@ -166,7 +168,7 @@ class Rules:
             five_players=self.five_players,
         )
 
-    def options(self) -> dict:
+    def options(self) -> dict[str, object]:
         """The switches as a plain dict (the preset name aside)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "name"}
 

@@ -44,15 +44,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict, Unpack
 
 from . import _search
 from ._equity import EquityTable, hand_distribution
 from .cards import mask_of
 from .errors import StateError
 from .events import CATEGORIES
+from .match import Match
 from .moves import Move
 from .rules import Capture, Declarations, Rules
 from .view import SeatView
+
+if TYPE_CHECKING:
+    from ._core import CoreFields, CoreMove
+    from ._search import SearcherStats
 
 __all__ = ["CancelToken", "Knowledge", "MoveStats", "RankedBy", "SearchMethod", "SearchResult", "search",
            "flat_monte_carlo", "run_search", "match_sensitive", "equity_table", "win_chance", "dealer_edge"]
@@ -95,6 +101,14 @@ class MoveStats:
     samples: int             # worlds (or tree visits) behind these figures
 
 
+class SearchInfo(TypedDict, total=False):
+    """A search's counts beyond its figures."""
+    worlds: int                     # paired (or exact) worlds
+    nodes: int                      # tree nodes
+    tree_iterations: int
+    rejected: int                   # world draws the R-DECL-CHOICE inference rejected
+
+
 @dataclass(frozen=True, kw_only=True)
 class SearchResult:
     """A ranking of every legal move (cirulla.v1.Hint's fields, with its stats flat)."""
@@ -107,7 +121,7 @@ class SearchResult:
     threads: int
     ranked_by: RankedBy = RankedBy.EXPECTED_POINTS   # WIN_CHANCE near the target / a cappotto in reach;
                                    # then diff_to_best (still in points) may be > 0
-    info: dict = field(default_factory=dict, compare=False)   # worlds, nodes, tree_iterations, rejected
+    info: SearchInfo = field(default_factory=SearchInfo, compare=False)
 
 
 class CancelToken:
@@ -126,12 +140,25 @@ class CancelToken:
 
 # --- building the searchers ---------------------------------------------------
 
+class SearchParams(TypedDict, total=False):
+    """The Searcher's tuning knobs (_search.Searcher has their defaults)."""
+    c_ucb: float                    # UCB's exploration constant
+    eps_milli: int                  # the rollout policy's random moves, per 1000
+    follow_min: int                 # visits a tree move needs to be followed in the paired phase
+    follow_own: int                 # 1: follow the tree at the asking side's moves only
+    infer_t: float                  # the inference's temperature (0: worlds drawn uniformly)
+
+
+# another seat's card play this round: (seat, the table before it, card, the cards each seat played after it)
+SeenPlay: TypeAlias = tuple[int, int, int, tuple[int, ...]]
+
+
 @dataclass(frozen=True)
 class Knowledge:
     """What the search needs from a view: the public state as the core's fields
     (other seats' hidden slots empty) and how to fill the hidden part."""
     rules: Rules
-    base: dict
+    base: CoreFields
     observer: int
     unseen: tuple[int, ...]
     hidden: tuple[int, ...]
@@ -139,7 +166,7 @@ class Knowledge:
     played: tuple[int, ...]
     scores: tuple[int, ...]
     fixed: bool = False
-    plays: tuple[tuple, ...] = ()      # the other seats' card plays this round (see _seen_plays)
+    plays: tuple[SeenPlay, ...] = ()   # the other seats' card plays this round
 
     @classmethod
     def of(cls, view: SeatView) -> Knowledge:
@@ -157,14 +184,14 @@ class Knowledge:
                    tuple(view.scores), plays=_seen_plays(view))
 
     @classmethod
-    def true_world(cls, match, seat: int) -> Knowledge:
+    def true_world(cls, match: Match, seat: int) -> Knowledge:
         """The whole state of a match (the cheating player: nothing is sampled)."""
         n = match.rules.players
         return cls(match.rules, match._core.export(), seat, (), (0,) * n, (0,) * n, (0,) * n,
                    tuple(match.scores), fixed=True)
 
-    def searcher(self, seed: int, stop: _search.StopFlag, *, equity=None, match_mode=False,
-                 **params) -> _search.Searcher:
+    def searcher(self, seed: int, stop: _search.StopFlag, *, equity: EquityTable | None = None,
+                 match_mode: bool = False, **params: Unpack[SearchParams]) -> _search.Searcher:
         r = self.rules
         return _search.Searcher(
             r.core, self.base, observer=self.observer, unseen=list(self.unseen),
@@ -175,12 +202,11 @@ class Knowledge:
             next_dealer_side=r.side_of((self.base["dealer"] + 1) % r.players), **params)
 
 
-def _seen_plays(view: SeatView) -> tuple[tuple, ...]:
-    """The other seats' card plays this round, each as (seat, the table before
-    it, card, the cards each seat played after it): what the inference from
-    plays reads."""
+def _seen_plays(view: SeatView) -> tuple[SeenPlay, ...]:
+    """The other seats' card plays this round: what the inference from plays reads."""
     after, out = [0] * view.rules.players, []
     for _, seat, table, move in reversed(view.round_plays()):     # the latest first
+        assert move.card is not None, "round_plays() gives card plays only"
         if seat != view.seat:
             out.append((seat, table, move.card.index, tuple(after)))
         after[seat] |= 1 << move.card.index
@@ -194,18 +220,18 @@ def _distribution_key(rules: Rules) -> Rules:
 
 
 @lru_cache(maxsize=16)
-def _hand_distribution(rules: Rules):
+def _hand_distribution(rules: Rules) -> tuple[list[list[int]], int, int]:
     """Greedy self-play hand results for these rules (2 sides), cached."""
     return hand_distribution(rules.core, EQUITY_HANDS, 0xC1C1)
 
 
 @lru_cache(maxsize=32)
-def _equity(rules: Rules):
+def _equity(rules: Rules) -> EquityTable:
     counts, cd, co = _hand_distribution(_distribution_key(rules))
     return EquityTable(counts, cd, co, rules.target)
 
 
-def equity_table(rules: Rules):
+def equity_table(rules: Rules) -> EquityTable | None:
     """The match-equity table for these rules, or None where it does not apply:
     3 or more sides (not modelled: the search reports no win chance there), a
     match of a fixed number of hands (R-HANDS-LIMIT) or a target above 301."""
@@ -305,7 +331,7 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
                time_ms: float | None = None, seed: int = 0, threads: int = 1, cancel: CancelToken | None = None,
                sensitive: bool = False, on_progress: Callable[[SearchResult], None] | None = None,
                progress_interval_ms: float = 250.0, paired_share: float = PAIRED_SHARE,
-               pick: str = "paired", **params) -> SearchResult:
+               pick: str = "paired", **params: Unpack[SearchParams]) -> SearchResult:
     """The search behind search() and flat_monte_carlo(), on what `know` says.
 
     `method` None picks it by the position (module docstring); FLAT is the
@@ -398,13 +424,18 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
     return snapshot(True)
 
 
-def _result(stats: list[dict], root: list[tuple], rules: Rules, method: SearchMethod, elapsed_ms: float,
-            cut_short: bool, threads: int, has_equity: bool, match_mode: bool,
+def _result(stats: list[SearcherStats], root: list[CoreMove], rules: Rules, method: SearchMethod,
+            elapsed_ms: float, cut_short: bool, threads: int, has_equity: bool, match_mode: bool,
             pick: str = "paired") -> SearchResult:
     n = len(root)
     matta = rules.matta_card
     moves = [Move.from_core(t, matta) for t in root]
-    add = lambda key: [sum(s[key][i] for s in stats) for i in range(n)]      # noqa: E731
+
+    def add(key: Literal["msum", "sum2", "win", "p_sum", "p_win", "p_risk"]) -> list[float]:
+        """A figure by move, summed over the threads' searchers."""
+        return [sum(s[key][i] for s in stats) for i in range(n)]
+
+    visits = [sum(s["visits"][i] for s in stats) for i in range(n)]
     worlds = sum(s["worlds"] for s in stats)
     weight = sum(s["weight"] for s in stats)        # = worlds but where the exact solver weighs them
     playouts = sum(s["playouts"] for s in stats)
@@ -429,14 +460,12 @@ def _result(stats: list[dict], root: list[tuple], rules: Rules, method: SearchMe
         key = wmean if match_mode else mean
         best = max(range(n), key=lambda i: (key[i], mean[i], -i))
         if pick == "visits":
-            visits = add("visits")
             best = max(range(n), key=lambda i: (visits[i], key[i], -i))
         diff_se = [math.sqrt(max(cov(i, i) + cov(best, best) - 2 * cov(i, best), 0.0) / worlds)
                    for i in range(n)]
         win = list(wmean) if has_equity else [None] * n
     else:
         # the tree's own figures (a progress report before the paired phase)
-        visits = add("visits")
         msum, sum2 = add("msum"), add("sum2")
         mean = [msum[i] / visits[i] if visits[i] else 0.0 for i in range(n)]
         var = [(sum2[i] - visits[i] * mean[i] ** 2) / (visits[i] - 1) if visits[i] > 1 else 0.0
@@ -454,12 +483,13 @@ def _result(stats: list[dict], root: list[tuple], rules: Rules, method: SearchMe
                      diff_to_best=mean[i] - mean[best], diff_to_best_stderr=diff_se[i],
                      categories=dict(zip(CATEGORIES, cats[i], strict=False)), scopa_risk=risk[i], win_chance=win[i],
                      samples=samples[i]) for i in range(n)]
-    key = (lambda i: (i != best, -(win[i] or 0.0), -mean[i], i)) if match_mode \
-        else (lambda i: (i != best, -mean[i], i))
-    order = sorted(range(n), key=key)
-    info = {"worlds": worlds, "nodes": sum(s["nodes"] for s in stats),
-            "tree_iterations": sum(s["iterations"] for s in stats),
-            "rejected": sum(s["rejected"] for s in stats)}
+    if match_mode:
+        order = sorted(range(n), key=lambda i: (i != best, -(win[i] or 0.0), -mean[i], i))
+    else:
+        order = sorted(range(n), key=lambda i: (i != best, -mean[i], i))
+    info: SearchInfo = {"worlds": worlds, "nodes": sum(s["nodes"] for s in stats),
+                        "tree_iterations": sum(s["iterations"] for s in stats),
+                        "rejected": sum(s["rejected"] for s in stats)}
     return SearchResult(moves=tuple(out[i] for i in order), best=moves[best], iterations=playouts,
                         elapsed_ms=elapsed_ms, cut_short=cut_short, method=method, threads=threads,
                         ranked_by=RankedBy.WIN_CHANCE if match_mode else RankedBy.EXPECTED_POINTS, info=info)

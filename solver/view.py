@@ -8,13 +8,18 @@ cards by sampling worlds consistent with them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import _core
 from .cards import Card, cards_of, format_cards, mask_of
 from .errors import StateError, ViewError, Violation
-from .events import Deal, HandEnd, Turn
+from .events import Deal, Event, HandEnd, Turn
 from .moves import Move
 from .rules import Rules
+
+if TYPE_CHECKING:
+    from ._core import CoreFields
+    from .match import Match
 
 
 @dataclass(frozen=True)
@@ -38,13 +43,13 @@ class SeatView:
     last_capturer: int                          # side, or -1 (R-LEFTOVER)
     matta_as: int | None                        # the named rank of a declared matta
     scores: tuple[int, ...]                     # match points by side
-    history: tuple[Deal | Turn | HandEnd, ...] = ()   # this hand's events as the seat saw them
+    history: tuple[Event, ...] = ()             # this hand's events as the seat saw them
 
     @classmethod
-    def of(cls, match, seat: int) -> SeatView:
+    def of(cls, match: Match, seat: int) -> SeatView:
         core, r = match._core, match.rules
         n = r.players
-        events = []
+        events: list[Event] = []
         for e in reversed(match.events):
             if isinstance(e, Deal) and e.round == 0 and not e.void and e.hand == match.hand_number:
                 events.append(_masked_deal(e, seat))
@@ -53,11 +58,11 @@ class SeatView:
                 break
             events.append(_masked_deal(e, seat) if isinstance(e, Deal) else e)
         history = tuple(reversed(events))
-        played = [[] for _ in range(n)]
+        played: list[list[Card]] = [[] for _ in range(n)]
         for e in reversed(history):
             if isinstance(e, Deal):
                 break
-            if isinstance(e, Turn) and not e.move.is_declaration:
+            if isinstance(e, Turn) and e.move.card is not None:     # a card play, not a declaration
                 played[e.seat].append(e.move.card)
         return cls(
             rules=r, seat=seat, hand_number=match.hand_number, dealer=core.dealer,
@@ -246,17 +251,17 @@ class SeatView:
         last_deal = max((i for i, e in enumerate(self.history) if isinstance(e, Deal)), default=-1)
         if last_deal < 0:
             return []
-        turns = [(i, e) for i, e in enumerate(self.history)
-                 if i > last_deal and isinstance(e, Turn) and not e.move.is_declaration]
+        turns = [(i, e, e.move.card) for i, e in enumerate(self.history)      # the card plays
+                 if i > last_deal and isinstance(e, Turn) and e.move.card is not None]
         for s in range(self.rules.players):
-            cards = sorted(e.move.card.index for _, e in turns if e.seat == s)
+            cards = sorted(card.index for _, e, card in turns if e.seat == s)
             if s < len(self.played_this_round) and cards != sorted(c.index for c in self.played_this_round[s]):
                 raise ViewError([("history", f"seat {s}'s card plays since the last deal "
                                              f"({format_cards(Card(c) for c in cards) or 'none'}) are not "
                                              f"played_this_round[{s}]")])
         table, out = mask_of(self.table), []
-        for i, e in reversed(turns):
-            card, take = 1 << e.move.card.index, mask_of(e.move.captured)
+        for i, e, played in reversed(turns):
+            card, take = 1 << played.index, mask_of(e.move.captured)
             # after a capture the taken cards are gone; after a drop the card lies there
             if (take and table & (take | card)) or (not take and not table & card):
                 raise ViewError([(f"history[{i}]", f"{e.move} does not fit the table after it "
@@ -267,7 +272,7 @@ class SeatView:
 
     # --- the view as the core's state ---
 
-    def core_fields(self) -> dict:
+    def core_fields(self) -> CoreFields:
         """The view as the core's State fields (see _core.pxd), for a search to
         fill in: other seats hold only their public cards, and the unseen cards
         come last in the stock array, after every card this seat has seen."""
@@ -275,8 +280,9 @@ class SeatView:
         unseen = [c.index for c in self.unseen()]
         hidden = set(unseen)
         cval = [i % 10 + 1 for i in range(40)]                 # R-VALUE
-        if self.matta_as is not None:
-            cval[r.matta_card.index] = self.matta_as + 1        # R-MATTA: plays as named
+        matta = r.matta_card
+        if self.matta_as is not None and matta is not None:     # (without a matta: a view problem)
+            cval[matta.index] = self.matta_as + 1               # R-MATTA: plays as named
         low = [0] * n
         if r.five_players and self.round == 2:                  # R-V5: the 1-card round
             for s, cards in enumerate(self.played_this_round):

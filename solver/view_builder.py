@@ -20,16 +20,21 @@ field at fault (``hand_sizes[1]``, ``history[3].turn.move``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeAlias, TypeVar
 
 from .cards import Card, cards_of, format_cards, mask_of
 from .errors import CirullaError, ViewError, Violation
-from .events import Deal, HandEnd, Turn
+from .events import Deal, Event, HandEnd, Turn
 from .match import Match, Phase
 from .rules import Rules
 from .view import SeatView, hand_sizes_at, stock_after
 
-Cards = Sequence[Card]
+Cards: TypeAlias = Sequence[Card]
+Row: TypeAlias = tuple[tuple[Card, ...], ...]      # cards by seat or by side
+_Play: TypeAlias = tuple[int, Turn, Card]           # a card play: its index in the history, its turn, the card
+T = TypeVar("T")
 
 MAX_HAND_NUMBER = 1000          # beyond it a number cannot come from a real match
 
@@ -42,27 +47,29 @@ def build_view(rules: Rules, *, seat: int, dealer: int, hand: Cards, table: Card
                piles: Sequence[Cards] | None = None, scope: Sequence[int] | None = None,
                declarations: Sequence[int] | None = None, declared: Sequence[bool] | None = None,
                played_this_round: Sequence[Cards] | None = None, last_capturer: int | None = None,
-               matta_as: int | None = None, known_problems: Sequence[Violation] = ()) -> SeatView:
+               matta_as: int | None = None, known_problems: Sequence[tuple[str, str]] = ()) -> SeatView:
     """The checked view of `seat`; None (or an empty row) means "left out: fill it in".
 
     `known_problems` are those the caller found reading its input (an unknown
-    card): with any, only the checks that need no cards run, and every problem
-    is raised together.
+    card), as (field, reason): with any, only the checks that need no cards
+    run, and every problem is raised together.
 
     :raises ViewError: naming every field at fault.
     """
     sides = rules.n_sides
-    given = dict(to_move=to_move, round=round or None, hand_sizes=_row(hand_sizes),
-                 stock_size=stock_size or None, public=_row(public), piles=_row(piles), scope=_row(scope),
-                 declarations=_row(declarations), declared=_row(declared),
-                 played_this_round=_row(played_this_round), last_capturer=last_capturer, matta_as=matta_as)
+    given = _Given(to_move=to_move, round=round or None, hand_sizes=_row(hand_sizes),
+                   stock_size=stock_size or None, public=_cards_row(public), piles=_cards_row(piles),
+                   scope=_row(scope), declarations=_row(declarations), declared=_row(declared),
+                   played_this_round=_cards_row(played_this_round), last_capturer=last_capturer,
+                   matta_as=matta_as)
     scores = tuple(scores) if scores else (0,) * sides
-    problems = list(known_problems) + _shape(rules, seat=seat, dealer=dealer, hand=hand, table=table,
-                                             scores=scores, history=history, hand_number=hand_number, **given)
+    problems = [Violation(*p) for p in known_problems] + _shape(
+        rules, given, seat=seat, dealer=dealer, hand=hand, table=table, scores=scores, history=history,
+        hand_number=hand_number)
     if problems:
         raise ViewError(_unique(problems))
     complete_history = any(isinstance(e, Deal) and e.round == 0 for e in history)
-    if given["hand_sizes"] is None or complete_history:
+    if given.hand_sizes is None or complete_history:
         view = _replayed(rules, seat, dealer, tuple(hand), tuple(table), tuple(history))
         view = dataclasses.replace(view, scores=scores, hand_number=hand_number, history=tuple(
             dataclasses.replace(e, hand=hand_number) if isinstance(e, Deal) else e for e in view.history))
@@ -77,8 +84,29 @@ def build_view(rules: Rules, *, seat: int, dealer: int, hand: Cards, table: Card
     return view
 
 
-def _row(values) -> tuple | None:
-    return tuple(tuple(v) if isinstance(v, (list, tuple)) else v for v in values) if values else None
+@dataclass(frozen=True)
+class _Given:
+    """The fields of a view the client may leave out, as it gave them; None: left out."""
+    to_move: int | None
+    round: int | None
+    hand_sizes: tuple[int, ...] | None
+    stock_size: int | None
+    public: Row | None
+    piles: Row | None
+    scope: tuple[int, ...] | None
+    declarations: tuple[int, ...] | None
+    declared: tuple[bool, ...] | None
+    played_this_round: Row | None
+    last_capturer: int | None
+    matta_as: int | None
+
+
+def _row(values: Sequence[T] | None) -> tuple[T, ...] | None:
+    return tuple(values) if values else None
+
+
+def _cards_row(values: Sequence[Cards] | None) -> Row | None:
+    return tuple(tuple(v) for v in values) if values else None
 
 
 def _unique(problems: list[Violation]) -> list[Violation]:
@@ -87,31 +115,33 @@ def _unique(problems: list[Violation]) -> list[Violation]:
 
 # --- what can be checked before anything is derived ----------------------------------
 
-def _shape(rules: Rules, *, seat, dealer, hand, table, scores, history, hand_number, **given) -> list[Violation]:
+def _shape(rules: Rules, given: _Given, *, seat: int, dealer: int, hand: Cards, table: Cards,
+           scores: tuple[int, ...], history: Sequence[Event], hand_number: int) -> list[Violation]:
     n, sides = rules.players, rules.n_sides
     out = []
-    for name, value in (("seat", seat), ("dealer", dealer), ("to_move", given["to_move"])):
+    for name, value in (("seat", seat), ("dealer", dealer), ("to_move", given.to_move)):
         if value is not None and not 0 <= value < n:
             out.append(Violation(name, f"{value} is not a seat 0..{n - 1} (R-SEATS)"))
     if not 0 <= hand_number <= MAX_HAND_NUMBER:
         out.append(Violation("hand_number", f"{hand_number} is out of range 0..{MAX_HAND_NUMBER}"))
-    if given["round"] is not None and not (given["round"] > 0 and stock_after(rules, given["round"]) >= 0):
-        out.append(Violation("round", f"a hand of {n} players has no round {given['round']} (R-DEAL)"))
+    if given.round is not None and not (given.round > 0 and stock_after(rules, given.round) >= 0):
+        out.append(Violation("round", f"a hand of {n} players has no round {given.round} (R-DEAL)"))
     if len(scores) != sides:
         out.append(Violation("scores", f"{len(scores)} entries, but {n} players make {sides}: one per side "
                                        "(R-SIDES); leave it out for 0 each"))
     out += [Violation(f"scores[{i}]", f"{v} is negative") for i, v in enumerate(scores) if v < 0]
     seen: dict[Card, str] = {}
     for name, cards in [("hand", hand), ("table", table)] + [
-            (f"piles[{s}]", p) for s, p in enumerate(given["piles"] or ())]:
+            (f"piles[{s}]", p) for s, p in enumerate(given.piles or ())]:
         for c in cards:
             if c in seen:
                 out.append(Violation(name, f"{c} is also in {seen[c]}"))
             seen.setdefault(c, name)
-    for name, length, of in (("hand_sizes", n, "seat"), ("public", n, "seat"), ("declared", n, "seat"),
-                             ("played_this_round", n, "seat"), ("piles", sides, "side"),
-                             ("scope", sides, "side"), ("declarations", sides, "side")):
-        row = given[name]
+    for name, row, length, of in (
+            ("hand_sizes", given.hand_sizes, n, "seat"), ("public", given.public, n, "seat"),
+            ("declared", given.declared, n, "seat"), ("played_this_round", given.played_this_round, n, "seat"),
+            ("piles", given.piles, sides, "side"), ("scope", given.scope, sides, "side"),
+            ("declarations", given.declarations, sides, "side")):
         if row is not None and len(row) != length:
             out.append(Violation(name, f"{len(row)} entries, but {n} players make {length}: one per {of}"
                                        " (R-SIDES); leave it out to have it filled in"))
@@ -131,7 +161,7 @@ def _shape(rules: Rules, *, seat, dealer, hand, table, scores, history, hand_num
 # --- with the hand's history: replayed through the rules ----------------------------
 
 def _replayed(rules: Rules, seat: int, dealer: int, hand: tuple[Card, ...], table: tuple[Card, ...],
-              history: tuple) -> SeatView:
+              history: tuple[Event, ...]) -> SeatView:
     """The view after replaying the history on one world consistent with it.
 
     The other seats' unseen cards are placed arbitrarily: nothing the seat can
@@ -140,11 +170,12 @@ def _replayed(rules: Rules, seat: int, dealer: int, hand: tuple[Card, ...], tabl
     placement could hand a seat a buona it would have had to declare.
     """
     n, r = rules.players, rules
-    plays = [(i, e) for i, e in enumerate(history) if isinstance(e, Turn) and not e.move.is_declaration]
+    plays: list[_Play] = [(i, e, e.move.card) for i, e in enumerate(history)
+                          if isinstance(e, Turn) and e.move.card is not None]
     start = _table_at_start(r, table, plays, history)
     by_seat: list[list[Card]] = [[] for _ in range(n)]
-    for _, e in plays:
-        by_seat[e.seat].append(e.move.card)
+    for _, turn, card in plays:
+        by_seat[turn.seat].append(card)
     current, before = _current_round(r, len(plays))
     shown = _declared_this_round(r, history, n, before)
     known = set(start) | {c for cs in by_seat for c in cs} | set(hand) | {c for cs in shown for c in cs}
@@ -211,14 +242,15 @@ def _replayed(rules: Rules, seat: int, dealer: int, hand: tuple[Card, ...], tabl
     return dataclasses.replace(view, rules=rules)
 
 
-def _table_at_start(r: Rules, table: tuple[Card, ...], plays, history) -> list[Card]:
+def _table_at_start(r: Rules, table: tuple[Card, ...], plays: list[_Play],
+                    history: tuple[Event, ...]) -> list[Card]:
     """The table the hand's first play found, rebuilt backwards from today's
     (a capture took its cards off the table, a card played without one stayed)."""
     t = mask_of(table)
-    for i, e in reversed(plays):
-        card, take = mask_of([e.move.card]), mask_of(e.move.captured)
+    for i, turn, played in reversed(plays):
+        card, take = mask_of([played]), mask_of(turn.move.captured)
         if (take and t & (take | card)) or (not take and not t & card):
-            raise ViewError([(f"history[{i}].turn.move", f"{e.move} does not fit the table after it "
+            raise ViewError([(f"history[{i}].turn.move", f"{turn.move} does not fit the table after it "
                                                          f"({format_cards(cards_of(t)) or 'empty'})")])
         t = t | take if take else t & ~card
     rebuilt = cards_of(t)
@@ -253,7 +285,7 @@ def _current_round(r: Rules, plays: int) -> tuple[int, int]:
     return rnd, before
 
 
-def _declared_this_round(r: Rules, history, n: int, before: int) -> list[list[Card]]:
+def _declared_this_round(r: Rules, history: tuple[Event, ...], n: int, before: int) -> list[list[Card]]:
     """The cards each seat showed by declaring in the current round (R-DECL-WHEN)."""
     shown: list[list[Card]] = [[] for _ in range(n)]
     plays = 0
@@ -267,7 +299,8 @@ def _declared_this_round(r: Rules, history, n: int, before: int) -> list[list[Ca
     return shown
 
 
-def _check_deal(e: Deal, i: int, seat: int, dealt, match: Match, start) -> None:
+def _check_deal(e: Deal, i: int, seat: int, dealt: Callable[[int], list[list[Card]]], match: Match,
+                start: list[Card]) -> None:
     """A deal the client sent: it must be the one the plays imply."""
     if e.round == 0 and e.void:
         return
@@ -280,17 +313,17 @@ def _check_deal(e: Deal, i: int, seat: int, dealt, match: Match, start) -> None:
         raise ViewError([(f"history[{i}].deal.dealer", f"{e.dealer}, but the view's dealer is {match.dealer}")])
 
 
-def _differences(view: SeatView, given: dict, table) -> list[Violation]:
+def _differences(view: SeatView, given: _Given, table: Cards) -> list[Violation]:
     """The fields the client gave that the replay contradicts."""
     out = []
     if set(view.table) != set(table):
         out.append(Violation("table", f"{format_cards(table) or 'empty'}, but the history leaves "
                                       f"{format_cards(view.table) or 'nothing'} (R-DEALER-BUONA?)"))
     per_seat_cards = ("public", "piles", "played_this_round")
-    for name, value in given.items():
+    for name in (f.name for f in dataclasses.fields(given)):
+        value, derived = getattr(given, name), getattr(view, name)      # the same-named fields
         if value is None:
             continue
-        derived = getattr(view, name)
         if name in per_seat_cards:
             value = tuple(frozenset(v) for v in value)
             derived = tuple(frozenset(v) for v in derived)
@@ -301,7 +334,7 @@ def _differences(view: SeatView, given: dict, table) -> list[Violation]:
     return out
 
 
-def _show(value) -> str:
+def _show(value: object) -> str:
     if isinstance(value, tuple) and value and isinstance(value[0], frozenset):
         return "[" + ", ".join(format_cards(v) or "none" for v in value) + "]"
     if isinstance(value, tuple):
@@ -311,32 +344,33 @@ def _show(value) -> str:
 
 # --- without a history: a round's counts, nothing else known -------------------------
 
-def _fresh_round(rules: Rules, seat: int, dealer: int, hand, table, history, scores, hand_number,
-                 given: dict) -> SeatView:
+def _fresh_round(rules: Rules, seat: int, dealer: int, hand: tuple[Card, ...], table: tuple[Card, ...],
+                 history: tuple[Event, ...], scores: tuple[int, ...], hand_number: int,
+                 given: _Given) -> SeatView:
     n, sides = rules.players, rules.n_sides
-    rnd = given["round"] or 0
-    to_move = given["to_move"] if given["to_move"] is not None else seat
-    sizes = given["hand_sizes"]
+    rnd = given.round or 0
+    to_move = given.to_move if given.to_move is not None else seat
+    sizes = given.hand_sizes
     if sizes is None:
         first = (dealer + 1) % n
         ahead = 1 if (seat - first) % n < (to_move - first) % n else 0
         sizes = tuple(hand_sizes_at(rules, dealer, to_move, len(hand) + ahead))
-    played = given["played_this_round"]
+    played = given.played_this_round
     if played is None:
         # each seat's last plays in the history, as many as its count says it made this round
-        plays = [e for e in history if isinstance(e, Turn) and not e.move.is_declaration]
-        played = []
+        rows: list[tuple[Card, ...]] = []
         for s in range(n):
             k = max(rules.round_cards(rnd) - sizes[s], 0)
-            mine = [e.move.card for e in plays if e.seat == s]
-            played.append(tuple(mine[len(mine) - k:]) if k and len(mine) >= k else ())
-    stock = given["stock_size"] if given["stock_size"] is not None else max(stock_after(rules, rnd), 0)
-    last = given["last_capturer"]
+            mine = [e.move.card for e in history if isinstance(e, Turn) and e.seat == s and e.move.card is not None]
+            rows.append(tuple(mine[len(mine) - k:]) if k and len(mine) >= k else ())
+        played = tuple(rows)
+    stock = given.stock_size if given.stock_size is not None else max(stock_after(rules, rnd), 0)
+    last = given.last_capturer
     return SeatView(
         rules=rules, seat=seat, hand_number=hand_number, dealer=dealer, round=rnd, to_move=to_move,
-        hand=hand, table=table, hand_sizes=tuple(sizes), stock_size=stock,
-        public=given["public"] or ((),) * n, piles=given["piles"] or ((),) * sides,
-        scope=given["scope"] or (0,) * sides, declarations=given["declarations"] or (0,) * sides,
-        declared=given["declared"] or (False,) * n, played_this_round=tuple(played),
-        last_capturer=-1 if last is None else last, matta_as=given["matta_as"], scores=scores,
-        history=tuple(history))
+        hand=hand, table=table, hand_sizes=sizes, stock_size=stock,
+        public=given.public or ((),) * n, piles=given.piles or ((),) * sides,
+        scope=given.scope or (0,) * sides, declarations=given.declarations or (0,) * sides,
+        declared=given.declared or (False,) * n, played_this_round=played,
+        last_capturer=-1 if last is None else last, matta_as=given.matta_as, scores=scores,
+        history=history)

@@ -9,6 +9,7 @@ docs/rules.md.
 from __future__ import annotations
 
 import math
+from concurrent.futures import CancelledError
 
 import pytest
 
@@ -27,6 +28,7 @@ from cirulla.solver.analysis import (
 )
 from cirulla.solver.events import Deal, HandEnd
 from cirulla.solver.players import GreedyPlayer
+from cirulla.solver.search import CancelToken
 
 IT = 4_000                      # iterations per search in these tests
 greedy = GreedyPlayer()
@@ -176,6 +178,15 @@ def test_bad_budgets_are_refused(blunder):
         next(analyze(blunder[0], iterations=0))
     with pytest.raises(StateError, match="jobs"):
         next(analyze(blunder[0], jobs=0))
+
+
+def test_analyze_all_cancelled_before_the_summary_raises(blunder):
+    """A cancelled analysis yields no summary: analyze_all says so (it used to
+    return a decision as the summary, or fail with an IndexError)."""
+    cancel = CancelToken()
+    cancel.cancel()
+    with pytest.raises(CancelledError, match="before its summary"):
+        analyze_all(blunder[0], iterations=1_000, seed=1, cancel=cancel)
 
 
 # --- luck and the identity ---------------------------------------------------------

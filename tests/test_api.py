@@ -105,6 +105,10 @@ def test_the_matta_is_named_only_with_a_matta():
     with pytest.raises(InvalidMoveError, match="only the matta"):
         Move.parse("declare 7H=A 2C 3C", matta=None)
     assert str(Move.parse("declare QH=A 2C 3C", matta=Card.parse("QH"))) == "declare 2C 3C QH=A"
+    # a move built by hand with the matta but no rank for it prints the matta as itself
+    # (its text used to fail with a TypeError)
+    unnamed = Move(declared=frozenset(parse_cards("2C 3C QH")), matta=Card.parse("QH"))
+    assert str(unnamed) == "declare 2C 3C QH"
 
 
 def test_moves_text_and_core_encoding_round_trip_in_random_play():

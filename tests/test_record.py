@@ -213,6 +213,10 @@ def test_wrong_winner(finished):
     ('{"schemaVersion": 1, "rules": {"preset": "scopone"}}', "unknown preset"),
     ('{"schemaVersion": 1, "firstDealer": 3}', "first_dealer: dealer"),
     ('{"schemaVersion": 1, "events": [{}]}', "empty event"),
+    # JSON, but not an object: a RecordError too, not a TypeError from the parser
+    ("3", "a record is a JSON object"),
+    ("null", "a record is a JSON object"),
+    ("[]", "a record is a JSON object"),
 ])
 def test_unreadable_records(text, reason):
     with pytest.raises(RecordError, match=reason):
