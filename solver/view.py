@@ -7,6 +7,7 @@ cards by sampling worlds consistent with them.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -150,11 +151,7 @@ class SeatView:
         groups += [(f"public[{s}]", p) for s, p in enumerate(self.public) if s != self.seat]
         groups += [(f"piles[{s}]", p) for s, p in enumerate(self.piles)]
         seen: dict[Card, str] = {}
-        for name, cards in groups:
-            for c in cards:
-                if c in seen:
-                    out.append(Violation(name, f"{c} is also in {seen[c]}"))
-                seen.setdefault(c, name)
+        out += cards_in_two_places(groups, seen)
         for s, p in enumerate(self.played_this_round):
             for c in p:
                 if seen.get(c, "") == "hand" or c in self.public[s]:
@@ -259,16 +256,8 @@ class SeatView:
                 raise ViewError([("history", f"seat {s}'s card plays since the last deal "
                                              f"({format_cards(Card(c) for c in cards) or 'none'}) are not "
                                              f"played_this_round[{s}]")])
-        table, out = mask_of(self.table), []
-        for i, e, played in reversed(turns):
-            card, take = 1 << played.index, mask_of(e.move.captured)
-            # after a capture the taken cards are gone; after a drop the card lies there
-            if (take and table & (take | card)) or (not take and not table & card):
-                raise ViewError([(f"history[{i}]", f"{e.move} does not fit the table after it "
-                                                   f"({format_cards(cards_of(table)) or 'empty'})")])
-            table = table | take if take else table & ~card
-            out.append((i, e.seat, table, e.move))
-        return out[::-1]
+        tables = tables_before(self.table, [(i, e.move, card) for i, e, card in turns])
+        return [(i, e.seat, table, e.move) for (i, e, _), table in zip(turns, tables, strict=True)]
 
     # --- the view as the core's state ---
 
@@ -340,6 +329,40 @@ class SeatView:
     def __str__(self) -> str:
         return (f"seat {self.seat}: hand {format_cards(self.hand)} | table {format_cards(self.table)}"
                 f" | stock {self.stock_size} | to move {self.to_move}")
+
+
+def cards_in_two_places(groups: Iterable[tuple[str, Iterable[Card]]],
+                        seen: dict[Card, str] | None = None) -> list[Violation]:
+    """A violation for each card met in a second group (R-DECK: each card is in
+    one place); `seen` records where each card was met first."""
+    seen = {} if seen is None else seen
+    out = []
+    for name, cards in groups:
+        for c in cards:
+            if c in seen:
+                out.append(Violation(name, f"{c} is also in {seen[c]}"))
+            seen.setdefault(c, name)
+    return out
+
+
+def tables_before(table: Iterable[Card], plays: Sequence[tuple[int, Move, Card]]) -> list[int]:
+    """The table (as a mask) each card play found, rebuilt backwards from
+    `table`, the one after the last: a capture took its cards off the table, a
+    card played without one stayed there. `plays` are (history index, move,
+    its card).
+
+    :raises ViewError: naming the first play, from the last, that the table
+        after it cannot have followed.
+    """
+    t, out = mask_of(table), []
+    for i, move, played in reversed(plays):
+        card, take = 1 << played.index, mask_of(move.captured)
+        if (take and t & (take | card)) or (not take and not t & card):
+            raise ViewError([(f"history[{i}].turn.move", f"{move} does not fit the table after it "
+                                                         f"({format_cards(cards_of(t)) or 'empty'})")])
+        t = t | take if take else t & ~card
+        out.append(t)
+    return out[::-1]
 
 
 def stock_after(rules: Rules, rnd: int) -> int:

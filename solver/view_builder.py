@@ -29,7 +29,7 @@ from .errors import CirullaError, ViewError, Violation
 from .events import Deal, Event, HandEnd, Turn
 from .match import Match, Phase
 from .rules import Rules
-from .view import SeatView, hand_sizes_at, stock_after
+from .view import SeatView, cards_in_two_places, hand_sizes_at, stock_after, tables_before
 
 Cards: TypeAlias = Sequence[Card]
 Row: TypeAlias = tuple[tuple[Card, ...], ...]      # cards by seat or by side
@@ -130,13 +130,8 @@ def _shape(rules: Rules, given: _Given, *, seat: int, dealer: int, hand: Cards, 
         out.append(Violation("scores", f"{len(scores)} entries, but {n} players make {sides}: one per side "
                                        "(R-SIDES); leave it out for 0 each"))
     out += [Violation(f"scores[{i}]", f"{v} is negative") for i, v in enumerate(scores) if v < 0]
-    seen: dict[Card, str] = {}
-    for name, cards in [("hand", hand), ("table", table)] + [
-            (f"piles[{s}]", p) for s, p in enumerate(given.piles or ())]:
-        for c in cards:
-            if c in seen:
-                out.append(Violation(name, f"{c} is also in {seen[c]}"))
-            seen.setdefault(c, name)
+    out += cards_in_two_places([("hand", hand), ("table", table)] +
+                               [(f"piles[{s}]", p) for s, p in enumerate(given.piles or ())])
     for name, row, length, of in (
             ("hand_sizes", given.hand_sizes, n, "seat"), ("public", given.public, n, "seat"),
             ("declared", given.declared, n, "seat"), ("played_this_round", given.played_this_round, n, "seat"),
@@ -244,16 +239,9 @@ def _replayed(rules: Rules, seat: int, dealer: int, hand: tuple[Card, ...], tabl
 
 def _table_at_start(r: Rules, table: tuple[Card, ...], plays: list[_Play],
                     history: tuple[Event, ...]) -> list[Card]:
-    """The table the hand's first play found, rebuilt backwards from today's
-    (a capture took its cards off the table, a card played without one stayed)."""
-    t = mask_of(table)
-    for i, turn, played in reversed(plays):
-        card, take = mask_of([played]), mask_of(turn.move.captured)
-        if (take and t & (take | card)) or (not take and not t & card):
-            raise ViewError([(f"history[{i}].turn.move", f"{turn.move} does not fit the table after it "
-                                                         f"({format_cards(cards_of(t)) or 'empty'})")])
-        t = t | take if take else t & ~card
-    rebuilt = cards_of(t)
+    """The table the hand's first play found, rebuilt backwards from today's."""
+    tables = tables_before(table, [(i, turn.move, card) for i, turn, card in plays])
+    rebuilt = cards_of(tables[0] if tables else mask_of(table))
     deal = next(((i, e) for i, e in enumerate(history) if isinstance(e, Deal) and e.round == 0), None)
     if deal is not None:
         i, e = deal

@@ -212,7 +212,7 @@ def test_seat_view_round_plays_rebuild_the_tables_and_reject_a_history_that_does
     # a drop of a card that is not on the table after it
     bad = list(v.history)
     bad[turns[2]] = Turn(1, Move.parse("2C"))
-    with pytest.raises(StateError, match=rf"history\[{turns[2]}\]: 2C does not fit the table"):
+    with pytest.raises(StateError, match=rf"history\[{turns[2]}\]\.turn\.move: 2C does not fit the table"):
         dataclasses.replace(v, history=tuple(bad), played_this_round=(
             v.played_this_round[0], (Card.parse("3H"), Card.parse("2C")))).validate()
     # plays that are not the ones played_this_round lists
