@@ -22,7 +22,8 @@ the position:
   recommended move come from that paired phase, where every world is an
   independent draw, so the standard errors are honest.
 
-The kernels are nogil C in `_search.pyx`; threads > 1 run one tree per
+The kernels are nogil C (`_worlds`, `_ismcts`, `_paired`, `_exact`, `_equity`), driven
+through `_search.Searcher`; threads > 1 run one tree per
 thread (root parallelization) and add their counts up.
 
 Figures are margins: a side's hand points minus the average of the other
