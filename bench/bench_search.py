@@ -46,8 +46,7 @@ def last_two_rounds(n: int, rules: Rules) -> list[Knowledge]:
         m = Match(rules, seed=seed)
         seed += 1
         while not m.is_over and not (m.stock_size == 6 and all(len(m.hand(s)) == 3 for s in range(2))):
-            moves = m.legal_moves
-            m.play(moves[m._core.greedy_choice([x.to_core() for x in moves])])
+            m.play(m.greedy_move())
         if not m.is_over and len(m.legal_moves) > 1:
             out.append(Knowledge.of(m.view(m.to_move)))
     return out

@@ -87,6 +87,13 @@ class Match:
         return self.winner is not None
 
     @property
+    def core(self) -> _core.CoreState:
+        """The core's state of the hand in play, for the modules that build on it
+        (a seat's view, the search's true world). Read it; change the match only
+        through play and deal."""
+        return self._core
+
+    @property
     def side_names(self) -> list[str]:
         """Each side's name: its players' names, partners joined by " & " (R-SIDES)."""
         r = self.rules

@@ -188,7 +188,7 @@ class Knowledge:
     def true_world(cls, match: Match, seat: int) -> Knowledge:
         """The whole state of a match (the cheating player: nothing is sampled)."""
         n = match.rules.players
-        return cls(match.rules, match._core.export(), seat, (), (0,) * n, (0,) * n, (0,) * n,
+        return cls(match.rules, match.core.export(), seat, (), (0,) * n, (0,) * n, (0,) * n,
                    tuple(match.scores), fixed=True)
 
     def searcher(self, seed: int, stop: _search.StopFlag, *, equity: EquityTable | None = None,

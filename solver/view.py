@@ -48,7 +48,7 @@ class SeatView:
 
     @classmethod
     def of(cls, match: Match, seat: int) -> SeatView:
-        core, r = match._core, match.rules
+        core, r = match.core, match.rules
         n = r.players
         events: list[Event] = []
         for e in reversed(match.events):

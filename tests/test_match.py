@@ -204,16 +204,16 @@ def test_illegal_moves_say_why():
 def test_undo_a_move_a_deal_and_a_hand_end():
     rng = random.Random(5)
     m = Match(Rules(), seed=5)
-    before = (m._core.export(), list(m.events))
+    before = (m.core.export(), list(m.events))
     m.play(rng.choice(m.legal_moves))
     m.undo()
-    assert (m._core.export(), m.events) == before
+    assert (m.core.export(), m.events) == before
     # the move that ends a hand (and deals the next one) undoes in one step
     while not any(isinstance(e, HandEnd) for e in m.events):
-        state = (m._core.export(), list(m.events), list(m.scores), m.hand_number)
+        state = (m.core.export(), list(m.events), list(m.scores), m.hand_number)
         m.play(rng.choice(m.legal_moves))
     m.undo()
-    assert (m._core.export(), m.events, m.scores, m.hand_number) == state
+    assert (m.core.export(), m.events, m.scores, m.hand_number) == state
     with pytest.raises(StateError, match="nothing to undo"):
         Match(Rules(), seed=1).undo()
 
@@ -223,7 +223,7 @@ def test_copy_is_independent():
     c = m.copy()
     c.play(c.legal_moves[0])
     assert len(c.events) == len(m.events) + 1
-    assert m._core.export() != c._core.export()
+    assert m.core.export() != c.core.export()
     # both go on identically from the same state
     m.play(m.legal_moves[0])
     assert m.events == c.events

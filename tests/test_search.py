@@ -71,7 +71,7 @@ def test_sampled_worlds_are_consistent(preset, players, plies):
     match = advance_greedy(Match(rules, seed=11), plies)
     seat = match.to_move
     view = match.view(seat)
-    truth = match._core.export()
+    truth = match.core.export()
     for w in samples(view, 200):
         cards = world_cards(w, players, rules.n_sides)
         assert sorted(cards) == list(range(40))                     # R-DECK: 40 cards, once each
@@ -91,7 +91,7 @@ def test_view_to_state_matches_the_true_state():
     match = advance_greedy(Match(rules, seed=5), 14)
     seat = match.to_move
     k = Knowledge.of(match.view(seat))
-    truth = match._core.export()
+    truth = match.core.export()
     for key, value in truth.items():
         if key in ("hand", "stock"):
             continue
@@ -421,7 +421,7 @@ def brute_expected(match: Match, seat: int, *, holds_no_buona: bool = False,
     view = match.view(seat)
     opp = 1 - seat
     unseen = [c.index for c in view.unseen()]
-    fields = match._core.export()
+    fields = match.core.export()
     pos = fields["stock_pos"]
     ns = 40 - pos
     values: dict[tuple, list[tuple[float, int]]] = {}
