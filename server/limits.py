@@ -19,7 +19,7 @@ from typing import Protocol
 
 import grpc
 
-from cirulla.solver.search import CancelToken
+from cirulla.solver.search import CancelToken, SearchMethod, SearchResult
 from cirulla.v1 import engine_service_pb2 as epb
 
 from .config import ServerConfig
@@ -43,11 +43,15 @@ class Plan:
     threads: int
     deadline_bound: bool            # the deadline, not the request, set time_ms
 
-    def cut_short(self, searched_short: bool) -> bool:
+    def cut_short(self, result: SearchResult) -> bool:
         """Short of what was asked: the search says so (a cancel, or time running
-        out before an iteration budget), or the deadline took time the request
-        had asked for."""
-        return bool(searched_short) or (self.deadline_bound and self.iterations is None)
+        out before its budget), or the deadline took time a time-budgeted search
+        had asked for. An exact solve or a forced move that finished is never
+        short, however little time it had."""
+        if result.cut_short:
+            return True
+        timed = result.method in (SearchMethod.ISMCTS, SearchMethod.FLAT)
+        return timed and self.deadline_bound and self.iterations is None
 
 
 class Limits:

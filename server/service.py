@@ -19,7 +19,7 @@ from typing import TypeAlias
 from cirulla.solver import analysis, players, record
 from cirulla.solver.errors import CirullaError
 from cirulla.solver.rules import Rules
-from cirulla.solver.search import SearchResult, equity_table, search
+from cirulla.solver.search import SearchResult, build_tables, search
 from cirulla.solver.view import SeatView
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import engine_service_pb2 as epb
@@ -54,9 +54,10 @@ class Service:
         self.limits = Limits(config)
 
     def warm_up(self, presets: Iterable[str]) -> None:
-        """Build the match-equity tables of these presets now, not in a call's deadline."""
+        """Build the tables of these presets now, not in a call's deadline (others
+        are built in the background the first time a call needs them)."""
         for name in presets:
-            equity_table(Rules.preset(name))
+            build_tables(Rules.preset(name))
 
     # --- EngineService ---
 
@@ -101,7 +102,7 @@ class Service:
                     updates.put((True, search(
                         view, iterations=plan.iterations, time_ms=plan.time_ms, seed=seed,
                         threads=plan.threads, cancel=token, progress_interval_ms=interval_ms,
-                        on_progress=lambda interim: updates.put((False, interim)))))
+                        on_progress=lambda interim: updates.put((False, interim)), wait_for_tables=False)))
             except BaseException as e:      # noqa: BLE001 - handed to the caller's thread
                 updates.put(e)
             finally:
@@ -150,7 +151,7 @@ class Service:
         move = result.best if strength == epb.STRENGTH_FULL else \
             level.pick(result, rng, view.greedy_move)
         return epb.ChooseMoveResponse(move=convert.move_to_proto(move), strength=strength,
-                                      cut_short=plan.cut_short(result.cut_short),
+                                      cut_short=plan.cut_short(result),
                                       stats=convert.stats_to_proto(result, request.seed))
 
     def get_engine_info(self, request: epb.GetEngineInfoRequest, call: Call) -> epb.GetEngineInfoResponse:
@@ -229,12 +230,13 @@ class Service:
 
     def _search(self, view: SeatView, plan: Plan, seed: int, call: Call) -> SearchResult:
         with _view_errors():
+            # a call keeps its budget: an option set's first search does not wait for its tables
             return search(view, iterations=plan.iterations, time_ms=plan.time_ms, seed=seed,
-                          threads=plan.threads, cancel=self.limits.cancel_token(call))
+                          threads=plan.threads, cancel=self.limits.cancel_token(call), wait_for_tables=False)
 
     @staticmethod
     def _hint(result: SearchResult, plan: Plan, seed: int) -> epb.Hint:
-        return convert.hint_to_proto(result, seed, cut_short=plan.cut_short(result.cut_short))
+        return convert.hint_to_proto(result, seed, cut_short=plan.cut_short(result))
 
 
 def _strength_name(number: int) -> str:

@@ -3,15 +3,15 @@
 information) or of the last two (every opponent holding x every split of the
 last deal), every root move solved by alpha-beta in each and the values
 averaged like the paired phase's. The types are in _exact.pxd."""
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 from cirulla.solver._core cimport (
-    N_CARDS, N_CAT, PH_OVER, Rules, State, apply_move, bit, deal_due, gen_moves, greedy_index, mix64,
-    popcount, side_of, u64)
+    N_CARDS, N_CAT, PH_OVER, Rng, Rules, State, apply_move, bit, deal_due, gen_moves, greedy_index, mix64,
+    popcount, rng_below, side_of, u64)
 from cirulla.solver._equity cimport Eval, evaluate, win_of
 from cirulla.solver._paired cimport add_world, can_sweep_next
-from cirulla.solver._search cimport RootMove, load_flag
+from cirulla.solver._search cimport RootMove, load_flag, now_s
 from cirulla.solver._worlds cimport Know, has_buona, play_likelihood
 
 cdef enum:
@@ -192,22 +192,28 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
             rm.p_cat[j] += weight * lf.cats[j]
     add_world(S, weight)
 
-cdef long exact_worlds(Search* S, Tables* x, int part, int parts) noexcept nogil:
+cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadline) noexcept nogil:
     """Enumerate the worlds of a 2-player endgame (the opponent's hidden cards x
     the split of the stock between the two seats of the last deal; the order
     within a seat's 3 cards does not matter) and solve the opponent holdings
-    numbered part, part + parts, ..., each with every split (consecutive
-    worlds that share a holding share the move-ordering hints). Worlds
-    breaking the R-DECL-CHOICE inference are skipped. Returns the worlds
-    solved (this part's share), or -1 if stopped."""
+    numbered part, part + parts, ... of a shuffled order, each with every
+    split (consecutive worlds that share a holding share the move-ordering
+    hints). The order is the same for every part (seeded by the position), so
+    the parts split the holdings; shuffled, the holdings solved when the
+    `deadline` (monotonic seconds, 0: none) or the stop flag cuts the solve
+    short are a fair sample of them all. Worlds breaking the R-DECL-CHOICE
+    inference are skipped. Returns the worlds solved (this part's share), or
+    -1 if cut short."""
     cdef Know* k = &S.k
     cdef const Rules* r = &S.r
     cdef State w
     cdef int opp = 1 - k.observer, n = k.n_unseen, h = k.hidden[opp]
-    cdef int ns = N_CARDS - k.base.stock_pos, first, i, pos, index = 0
-    cdef u64 hm, sm
+    cdef int ns = N_CARDS - k.base.stock_pos, first, i, pos, count = 0, j, index
+    cdef u64 hm, sm, t
+    cdef u64* holdings
     cdef long done = 0
     cdef signed char cards[N_CARDS]
+    cdef Rng order
     cdef Solve X
     X.S = S; X.tt = x.tt; X.hints = x.hints
     if k.fixed:                                         # the true world: nothing to enumerate
@@ -217,12 +223,26 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts) noexcept nogil
         return 0
     if n != h + ns or ns > 12:
         return 0
+    holdings = <u64*>malloc(((<u64>1) << n) * sizeof(u64))
+    if holdings == NULL:
+        return -1
     for hm in range((<u64>1) << n):
-        if popcount(hm) != h:
-            continue
-        index += 1
-        if (index - 1) % parts != part:
-            continue
+        if popcount(hm) == h:
+            holdings[count] = hm
+            count += 1
+    order.s = mix64(k.base.table ^ (k.base.hand[k.observer] << 20) ^ <u64>n)
+    for i in range(count - 1, 0, -1):                   # Fisher-Yates
+        j = rng_below(&order, i + 1)
+        t = holdings[i]; holdings[i] = holdings[j]; holdings[j] = t
+    index = part - parts
+    while True:
+        index += parts                                  # this part's holdings
+        if index >= count:
+            break
+        if load_flag(S.stop) or (deadline > 0 and now_s() >= deadline):
+            free(holdings)
+            return -1
+        hm = holdings[index]
         for sm in range((<u64>1) << ns):
             # with a stock, the first receiver (after the dealer) gets the first half
             if ns and popcount(sm) * 2 != ns:
@@ -230,6 +250,7 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts) noexcept nogil
             if ns == 0 and sm:
                 break
             if load_flag(S.stop):
+                free(holdings)
                 return -1
             memcpy(&w, &k.base, sizeof(State))
             w.hand[opp] = k.base.hand[opp]
@@ -250,4 +271,5 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts) noexcept nogil
                     w.stock[first] = cards[i]; first += 1
             exact_world(&X, &w, play_likelihood(k, r, &w))
             done += 1
+    free(holdings)
     return done

@@ -5,6 +5,8 @@
 # The tree (_ismcts.Tree) and the exact solver's tables (_exact.Tables) are
 # the Searcher's too, passed to the kernels that use them.
 
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+
 from cirulla.solver._core cimport N_CAT, Move, Rng, Rules
 from cirulla.solver._equity cimport Equity
 from cirulla.solver._worlds cimport Know
@@ -17,6 +19,13 @@ cdef extern from *:
     """
     int load_flag "cirulla_load_flag"(int* p) noexcept nogil
     void store_flag "cirulla_store_flag"(int* p, int v) noexcept nogil
+
+cdef inline double now_s() noexcept nogil:
+    """The monotonic clock in seconds (deadlines are on it)."""
+    cdef timespec t
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return t.tv_sec + t.tv_nsec * 1e-9
+
 
 cdef struct RootMove:
     Move move

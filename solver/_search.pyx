@@ -24,7 +24,6 @@ Where the engine switches (search.py picks the kernel; its docstring says why):
 """
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
-from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from cirulla.solver._core cimport (
     MAX_MOVES, MAX_SEATS, N_CARDS, N_CAT, CoreRules, Move, State, bit, gen_moves, lowest, side_of,
@@ -37,12 +36,6 @@ from cirulla.solver._worlds cimport MAX_SEEN_PLAYS, SeenPlay, has_buona, sample_
 
 cdef enum:
     CHECK_EVERY = 16        # iterations between looks at the clock and the stop flag (< 1 ms)
-
-
-cdef inline double now_s() noexcept nogil:
-    cdef timespec t
-    clock_gettime(CLOCK_MONOTONIC, &t)
-    return t.tv_sec + t.tv_nsec * 1e-9
 
 
 cdef class StopFlag:
@@ -193,9 +186,12 @@ cdef class Searcher:
                 i += 1
         return i
 
-    def exact(self, int part=0, int parts=1):
+    def exact(self, int part=0, int parts=1, double deadline=0.0):
         """Solve this part of the worlds of a 2-player endgame exactly; the
-        number of worlds solved, or -1 if the stop flag cut it short."""
+        number of worlds solved, or -1 if the stop flag or the monotonic
+        `deadline` (seconds, 0 for none) cut it short. The opponent holdings
+        are visited in a shuffled order, so the worlds solved by then are a
+        fair sample of them all."""
         cdef long done
         if self.S.r.n_players != 2:
             raise ValueError("the exact solver is for 2 players")
@@ -204,7 +200,7 @@ cdef class Searcher:
         if tables_init(&self.tables) < 0:
             raise MemoryError()
         with nogil:
-            done = exact_worlds(&self.S, &self.tables, part, parts)
+            done = exact_worlds(&self.S, &self.tables, part, parts, deadline)
         return done
 
     def sample(self):

@@ -42,6 +42,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -220,25 +221,72 @@ def _distribution_key(rules: Rules) -> Rules:
     return rules.replace(target=51, hands=None, name="classic")
 
 
-@lru_cache(maxsize=16)
-def _hand_distribution(rules: Rules) -> tuple[list[list[int]], int, int]:
-    """Greedy self-play hand results for these rules (2 sides), cached."""
-    return hand_distribution(rules.core, EQUITY_HANDS, 0xC1C1)
+HandDistribution: TypeAlias = tuple[list[list[int]], int, int]
+MAX_DISTRIBUTIONS = 64              # option sets whose self-play is kept (each a few hundred KB)
+_distributions: dict[Rules, HandDistribution] = {}
+_building: dict[Rules, Future[None]] = {}
+_tables_lock = threading.Lock()
+_builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cirulla-tables")
 
 
-@lru_cache(maxsize=32)
+def _hand_distribution(rules: Rules) -> HandDistribution:
+    """Greedy self-play hand results for these rules (2 sides; `rules` a
+    _distribution_key), kept for the last MAX_DISTRIBUTIONS option sets."""
+    got = _distributions.get(rules)
+    if got is None:
+        got = hand_distribution(rules.core, EQUITY_HANDS, 0xC1C1)    # ~0.3 s, without the GIL
+        with _tables_lock:
+            while len(_distributions) >= MAX_DISTRIBUTIONS:
+                _distributions.pop(next(iter(_distributions)))
+            got = _distributions.setdefault(rules, got)
+    return got
+
+
+def tables_ready(rules: Rules) -> bool:
+    """Whether the tables these rules' searches read are built: the hand
+    distribution behind match_sensitive (about 0.2 s of self-play the first
+    time for an option set) and the match-equity table (up to 0.2 s more for
+    a target of 301). If not, they are built in the background; a caller that
+    must not wait (a server within a deadline) searches without them
+    meanwhile: ranked by expected points, no chance of winning."""
+    if _distribution_key(rules) in _distributions and (not _has_equity(rules) or rules in _equities):
+        return True
+    with _tables_lock:
+        if rules not in _building or _building[rules].done():
+            _building[rules] = _builder.submit(build_tables, rules)
+    return False
+
+
+def build_tables(rules: Rules) -> None:
+    """Build the tables of these rules now (see tables_ready)."""
+    _hand_distribution(_distribution_key(rules))
+    equity_table(rules)
+
+
+_equities: dict[Rules, EquityTable] = {}
+
+
 def _equity(rules: Rules) -> EquityTable:
-    counts, cd, co = _hand_distribution(_distribution_key(rules))
-    return EquityTable(counts, cd, co, rules.target)
+    got = _equities.get(rules)
+    if got is None:
+        counts, cd, co = _hand_distribution(_distribution_key(rules))
+        got = EquityTable(counts, cd, co, rules.target)
+        with _tables_lock:
+            while len(_equities) >= MAX_DISTRIBUTIONS:
+                _equities.pop(next(iter(_equities)))
+            got = _equities.setdefault(rules, got)
+    return got
+
+
+def _has_equity(rules: Rules) -> bool:
+    return rules.n_sides == 2 and rules.hands is None and rules.target <= MAX_EQUITY_TARGET
 
 
 def equity_table(rules: Rules) -> EquityTable | None:
     """The match-equity table for these rules, or None where it does not apply:
     3 or more sides (not modelled: the search reports no win chance there), a
     match of a fixed number of hands (R-HANDS-LIMIT) or a target above 301."""
-    if rules.n_sides != 2 or rules.hands is not None or rules.target > MAX_EQUITY_TARGET:
-        return None
-    return _equity(rules)
+    return _equity(rules) if _has_equity(rules) else None
 
 
 def win_chance(rules: Rules, scores: tuple[int, int], dealer: int) -> float | None:
@@ -300,18 +348,21 @@ def _check(view: SeatView) -> None:
 def search(view: SeatView, *, iterations: int | None = None, time_ms: float | None = None,
            seed: int = 0, threads: int = 1, cancel: CancelToken | None = None,
            on_progress: Callable[[SearchResult], None] | None = None,
-           progress_interval_ms: float = 250.0) -> SearchResult:
+           progress_interval_ms: float = 250.0, wait_for_tables: bool = True) -> SearchResult:
     """Every legal move of the seat to move, ranked, from what that seat sees.
 
     With neither budget, 100 ms. Same seed, one thread and an iteration budget
-    give the same answer.
+    give the same answer. The first search of an option set builds its tables
+    (tables_ready); with wait_for_tables False it does not wait for them.
 
     :raises StateError: if the view cannot be, or it is not the seat's turn in a hand in play.
     """
     _check(view)
+    tables = wait_for_tables or tables_ready(view.rules)
     return run_search(Knowledge.of(view), iterations=iterations, time_ms=time_ms, seed=seed,
                       threads=threads, cancel=cancel, on_progress=on_progress,
-                      progress_interval_ms=progress_interval_ms, sensitive=match_sensitive(view))
+                      progress_interval_ms=progress_interval_ms, use_tables=tables,
+                      sensitive=tables and match_sensitive(view))
 
 
 def flat_monte_carlo(view: SeatView, *, iterations: int | None = None, time_ms: float | None = None,
@@ -332,7 +383,7 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
                time_ms: float | None = None, seed: int = 0, threads: int = 1, cancel: CancelToken | None = None,
                sensitive: bool = False, on_progress: Callable[[SearchResult], None] | None = None,
                progress_interval_ms: float = 250.0, paired_share: float = PAIRED_SHARE,
-               pick: str = "paired", **params: Unpack[SearchParams]) -> SearchResult:
+               pick: str = "paired", use_tables: bool = True, **params: Unpack[SearchParams]) -> SearchResult:
     """The search behind search() and flat_monte_carlo(), on what `know` says.
 
     `method` None picks it by the position (module docstring); FLAT is the
@@ -347,10 +398,11 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
         raise StateError(f"search: time_ms must be positive, got {time_ms!r}")
     if not isinstance(threads, int) or threads < 1:
         raise StateError(f"search: threads must be a positive integer, got {threads!r}")
+    timed = time_ms is not None             # a time budget bounds the exact solver too
     if iterations is None and time_ms is None:
         time_ms = DEFAULT_TIME_MS
     rules = know.rules
-    equity = equity_table(rules)            # built once per rules (~0.5 s), not from the budget
+    equity = equity_table(rules) if use_tables else None   # built once per rules (~0.3 s)
     start = time.monotonic()
     stop = cancel._flag if cancel is not None else _search.StopFlag()
     match_mode = bool(sensitive and equity is not None)
@@ -374,9 +426,11 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
 
     def work(t: int, s: _search.Searcher) -> None:
         if method is SearchMethod.EXACT:
-            # the exact solver runs to its end (tens of ms; see bench_search.py),
-            # whatever the time budget; only a cancel stops it
-            cut[t] = s.exact(t, threads) < 0
+            # tens of ms (bench_search.py); a time budget or a cancel cuts it short,
+            # and the holdings solved by then are a fair sample of them all
+            cut[t] = s.exact(t, threads, deadline if timed else 0.0) < 0
+            if cut[t] and not s.stats()["worlds"]:
+                s.paired(MIN_WORLDS, 0.0, MIN_WORLDS)      # no world solved in time: a few played out
             return
         if method is SearchMethod.FORCED:
             s.paired(FORCED_WORLDS // threads + 1, 0.0, FORCED_WORLDS // threads + 1)
@@ -417,8 +471,11 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
                 on_progress(snapshot(False))
                 next_report = time.monotonic() + interval
     if method is SearchMethod.EXACT and not stop.is_set and not sum(s.stats()["worlds"] for s in searchers):
+        if not any(know.nobuona):
+            raise StateError("search: no world fits the view (its counts of hidden cards and stock "
+                             "cannot be dealt)")
         # no world passes the R-DECL-CHOICE inference: the view contradicts it
-        # (a hand-made one); solve every world instead
+        # (a hand-made one); solve every world instead, once
         return run_search(dataclasses.replace(know, nobuona=(0,) * len(know.nobuona)), method=method,
                           iterations=iterations, time_ms=time_ms, seed=seed, threads=threads,
                           cancel=cancel, sensitive=sensitive, **params)
@@ -453,9 +510,11 @@ def _result(stats: list[SearcherStats], root: list[CoreMove], rules: Rules, meth
         samples = [worlds] * n
 
         def cov(i: int, j: int) -> float:
-            if worlds < 2 or exact:
+            """The worlds' (weighted) covariance of moves i and j; none when every
+            world was solved (the exact average is the value, not an estimate)."""
+            if worlds < 2 or (exact and not cut_short):
                 return 0.0
-            return (cross[i][j] - worlds * mean[i] * mean[j]) / (worlds - 1)
+            return (cross[i][j] / weight - mean[i] * mean[j]) * worlds / (worlds - 1)
 
         se = [math.sqrt(max(cov(i, i), 0.0) / worlds) for i in range(n)]
         key = wmean if match_mode else mean

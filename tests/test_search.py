@@ -491,6 +491,25 @@ def test_last_two_rounds_average_every_world(seed):
     assert [m.expected_points for m in two.moves] == pytest.approx([m.expected_points for m in res.moves], abs=1e-9)
 
 
+def test_a_time_budget_cuts_the_exact_solve_short_with_a_fair_sample():
+    """The exact solve of the last two rounds takes tens of ms; a shorter time
+    budget stops it in time, and the worlds solved by then (the opponent's
+    holdings, visited in a shuffled order) estimate the full average, with
+    standard errors. Without a time budget it solves every world."""
+    match = _endgame(Rules(), 2, 6, 3)
+    view = match.view(match.to_move)
+    full = search(view, seed=1)                             # no budget given: every world
+    short = search(view, time_ms=full.elapsed_ms / 6, seed=1)
+    assert full.method == short.method == "exact" and not full.cut_short and short.cut_short
+    assert short.elapsed_ms < full.elapsed_ms / 2
+    assert 0 < short.info["worlds"] < full.info["worlds"]
+    assert all(m.expected_points_stderr > 0 for m in short.moves)
+    assert all(m.expected_points_stderr == 0 for m in full.moves)
+    want = {m.move: m.expected_points for m in full.moves}
+    for m in short.moves:
+        assert abs(m.expected_points - want[m.move]) < 6 * m.expected_points_stderr + 0.25
+
+
 def test_optional_captures_leave_the_last_two_rounds_to_ismcts():
     """R-MUST `optional` makes the two-round trees about 6 times larger: the
     engine solves only the last round exactly there."""

@@ -183,6 +183,53 @@ def test_get_hint_with_two_threads(api, match):
     assert hint.stats.threads == 2 and len(hint.moves) == len(match.legal_moves)
 
 
+def _endgame(stock: int) -> Match:
+    """A 2-player position with `stock` cards left to deal and a choice to make."""
+    greedy = GreedyPlayer()
+    for seed in range(50):
+        m = Match(Rules(), seed=seed)
+        while not m.is_over and (m.stock_size != stock or len(m.legal_moves) < 2 or len(m.hand(m.to_move)) < 3):
+            m.play(greedy.choose(m))
+        if not m.is_over and m.hand_number == 0:
+            return m
+    raise AssertionError("no such position")
+
+
+def test_the_exact_endgame_answers_by_the_deadline(api):
+    """The last two rounds' exact solve (tens of ms) stops at the call's
+    deadline with the worlds solved by then, marked cut short; one that
+    finishes is never cut short, however close the deadline was."""
+    view = view_msg(_endgame(6))
+    api.engine.GetHint(epb.GetHintRequest(view=view, budget=epb.Budget(iterations=100)))   # warm
+    started = time.perf_counter()
+    hint = api.engine.GetHint(epb.GetHintRequest(view=view), timeout=0.05).hint
+    assert time.perf_counter() - started < 0.07
+    assert hint.stats.method == epb.SEARCH_METHOD_EXACT and hint.cut_short
+    assert all(m.expected_points_stderr > 0 for m in hint.moves)
+    last = view_msg(_endgame(0))                   # one world: solved in a few ms
+    hint = api.engine.GetHint(epb.GetHintRequest(view=last, budget=epb.Budget(time_ms=2_000)), timeout=0.5).hint
+    assert hint.stats.method == epb.SEARCH_METHOD_EXACT and not hint.cut_short
+
+
+def test_an_option_set_never_seen_answers_within_its_budget():
+    """The first search of an option set does not build its tables inside the
+    call (0.2-0.4 s of self-play): it answers by its deadline, ranked by
+    points, and the tables are built in the background for the next calls."""
+    rules = Rules.preset("relaxed", players=4, target=73, re_bello=True)   # warmed nowhere
+    with running(warm_presets="") as s:
+        api = stubs(s)
+        view = view_msg(choice_position(rules=rules))
+        started = time.perf_counter()
+        hint = api.engine.GetHint(epb.GetHintRequest(view=view, budget=epb.Budget(time_ms=10)), timeout=0.1).hint
+        assert time.perf_counter() - started < 0.12 and hint.moves
+        assert hint.ranked_by == epb.RANKED_BY_EXPECTED_POINTS and not any(m.HasField("win_chance") for m in hint.moves)
+        deadline = time.monotonic() + 5
+        while not any(m.HasField("win_chance") for m in hint.moves) and time.monotonic() < deadline:
+            time.sleep(0.1)
+            hint = api.engine.GetHint(epb.GetHintRequest(view=view, budget=epb.Budget(time_ms=10))).hint
+        assert all(m.HasField("win_chance") for m in hint.moves)      # the tables came
+
+
 def test_get_hint_is_reproducible_with_a_seed(api, match):
     def ask(seed):
         hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(match), seed=seed,
@@ -232,6 +279,15 @@ def test_a_strength_is_required(api, match):
     0) must hear of it, not get full strength silently."""
     code, violations, _ = failure(api.engine.ChooseMove, epb.ChooseMoveRequest(view=view_msg(match), seed=8))
     assert code == INVALID and violations[0][0] == "strength" and "required" in violations[0][1]
+
+
+def test_choose_move_checks_a_budget_it_does_not_use(api, match):
+    """Below full strength the level's own budget applies, but a budget sent is
+    still checked: a client learns of its mistake before it matters."""
+    request = epb.ChooseMoveRequest(view=view_msg(match), strength=epb.STRENGTH_BEGINNER,
+                                    budget=epb.Budget(time_ms=-5, threads=99))
+    code, violations, _ = failure(api.engine.ChooseMove, request)
+    assert code == INVALID and [f for f, _ in violations] == ["budget.time_ms", "budget.threads"]
 
 
 def test_a_beginner_slips(api, match):
