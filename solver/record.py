@@ -197,6 +197,12 @@ def load(path: str | Path) -> Match:
 def from_proto(msg: pb.Record) -> Match:
     """Replay a record through the rules, checking every event against them.
 
+    The record's events are walked in lockstep with the events the match
+    produces: a turn that plays a hand's last card is followed by that hand's
+    hand_end, and a hand_end comes nowhere else. A record may stop after any
+    event (an unfinished one names no winner), but a finished match's record
+    ends with its last hand_end.
+
     :raises RecordError: with the field at fault (``events[7].turn.move``,
         ``rules.capture``, ``winner``) and the event's index.
     """
@@ -212,23 +218,63 @@ def from_proto(msg: pb.Record) -> Match:
     except CirullaError as e:
         field = "first_dealer" if "dealer" in e.reason else "player_names"
         raise RecordError(e.reason, field=field) from None
+    owed: tuple[int, HandEnd] | None = None     # (its turn's index, the hand_end) the record must give next
     for i, ev in enumerate(msg.events):
+        kind = ev.WhichOneof("kind")
+        _in_step(owed, i, ev)
         try:
-            _replay(match, ev, msg.schema_version)
+            _replay(match, ev, msg.schema_version, owed[1] if owed else None)
         except CirullaError as e:
-            kind = ev.WhichOneof("kind")
             where = ".".join(p for p in (kind, e.field) if p)
             raise RecordError(e.reason, event=i, field=f"events[{i}]" + (f".{where}" if where else "")) from None
+        owed = _owed(match, i, kind)
+    if owed is not None and match.is_over:
+        raise RecordError(f"the record stops after events[{owed[0]}], the last turn of hand {owed[1].hand}, "
+                          "without its hand_end, though that hand ends the match: a finished match's record "
+                          "ends with the hand_end of its last hand (R-TARGET, R-WINNER)",
+                          event=len(msg.events))
     winner = _optional(msg, "winner", msg.schema_version)
     if winner != match.winner:
+        unfinished = " (the record is unfinished: it names no winner until the match is over)" \
+            if match.winner is None else ""
         raise RecordError(f"the record names winner {winner}, the replay gives "
-                          f"{'none yet' if match.winner is None else match.winner}", field="winner")
+                          f"{'none yet' if match.winner is None else match.winner}{unfinished}", field="winner")
     return match
 
 
-def _replay(match: Match, ev: pb.Event, schema: int) -> None:
+def _in_step(owed: tuple[int, HandEnd] | None, i: int, ev: pb.Event) -> None:
+    """Event `i` must be the next event the rules produce: the hand_end owed
+    by the turn that ended a hand, and a hand_end only then.
+
+    A record is the match's events, one for one (Match.play writes a hand's
+    last turn and its hand_end together); an unfinished record may stop
+    after any event, between that turn and its hand_end too (the CLI's
+    ``hint --event`` cuts a record anywhere).
+    """
     kind = ev.WhichOneof("kind")
-    n_before = len(match.events)
+    if owed is not None and kind != "hand_end":
+        j, end = owed
+        what = f"a {kind}" if kind else "an empty event"
+        raise RecordError(f"{what} where the hand_end of hand {end.hand} must be: the turn at events[{j}] "
+                          "played the last card of the hand, so the rules end the hand there (R-LEFTOVER, "
+                          "section 6) and its hand_end is the next event", event=i)
+    if owed is None and kind == "hand_end":
+        raise RecordError(f"hand {ev.hand_end.hand} has not ended here: a hand_end comes once, right after "
+                          "the turn that plays the hand's last card, and no such turn precedes this one "
+                          "(a repeated hand_end, or one moved away from its hand's last turn)", event=i)
+
+
+def _owed(match: Match, i: int, kind: str | None) -> tuple[int, HandEnd] | None:
+    """After event `i` of the record: the hand_end the record owes next (with
+    `i`), if that event was the turn that ended a hand."""
+    last = match.events[-1] if match.events else None
+    return (i, last) if kind == "turn" and isinstance(last, HandEnd) else None
+
+
+def _replay(match: Match, ev: pb.Event, schema: int, owed: HandEnd | None) -> None:
+    """Apply one event of the record to the match, checking it against the
+    rules; `owed` is the hand_end the rules produced with the turn before."""
+    kind = ev.WhichOneof("kind")
     if kind == "deal":
         d = ev.deal
         if match.phase is not Phase.DEAL:
@@ -259,10 +305,12 @@ def _replay(match: Match, ev: pb.Event, schema: int) -> None:
             raise RecordError(f"{turn.move} scores {turn.move.points}, not {t.move.points}", field="move.points")
         _same(t.scopa, "scopa", turn.scopa)
     elif kind == "hand_end":
-        ends = [e for e in match.events[:n_before] if isinstance(e, HandEnd)]
-        if not ends or ends[-1].hand != ev.hand_end.hand:
-            raise RecordError(f"hand {ev.hand_end.hand} has not ended here", field="hand")
-        _check_hand_end(ends[-1], ev.hand_end, schema)
+        if owed is None:                    # from_proto's _in_step refuses it first
+            raise RecordError("a hand_end that no hand produced here")
+        if ev.hand_end.hand != owed.hand:
+            raise RecordError(f"hand {ev.hand_end.hand} has not ended here: the turn before it ended "
+                              f"hand {owed.hand}", field="hand")
+        _check_hand_end(owed, ev.hand_end, schema)
     else:
         raise RecordError("an empty event")
 

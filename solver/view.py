@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import _core
-from .cards import Card, cards_of, format_cards, mask_of
+from .cards import RANKS, Card, cards_of, format_cards, mask_of
 from .errors import StateError, ViewError, Violation
 from .events import Deal, Event, HandEnd, Turn
 from .moves import Move
@@ -124,7 +124,7 @@ class SeatView:
         out = self._shape_problems()
         if out:                                 # the checks below index the per-seat rows
             return out
-        return self._score_problems() + self._card_problems()
+        return self._score_problems() + self._card_problems() + self._fact_problems()
 
     def _shape_problems(self) -> list[Violation]:
         r, n = self.rules, self.rules.players
@@ -188,6 +188,124 @@ class SeatView:
                 self.round_plays()
             except ViewError as e:
                 out = list(e.violations)
+        return out
+
+    def _fact_problems(self) -> list[Violation]:
+        """What the hand's public facts forbid, each certain from the view's own
+        fields (every view of a real match passes: tests/test_view_facts.py):
+
+        * a card played this round (played_this_round) lies on the table (played
+          without a capture) or in a pile (it captured, or was captured since),
+          R-TURN; and it was played by one seat, once (R-DECK);
+        * scope[side] <= len(piles[side]) // 2: a scopa puts the card played and
+          at least one table card in the side's pile (R-SCOPA), and the dealer's
+          buona 4 cards (5 with R-V5) for 1 or 2 scope (R-DEALER-BUONA); so a
+          side with scope has a pile, and 2 cards at least for each scopa;
+        * last_capturer names a side with a non-empty pile: its capture, or the
+          dealer's buona, put cards there (R-LEFTOVER, R-DEALER-BUONA);
+        * a seat showing declared cards (public) declared this round (declared):
+          declared cards stay face up only until played, and a round's cards are
+          all played before the next deal (R-DECL-WHEN);
+        * a seat that declared this round gave its side 3 declaration points at
+          least, at once (R-BUONA3, R-DECINO, R-SC-BUONE), except R-V5's naming of
+          the matta in the one-card round, worth 0;
+        * declarations[side] is a sum of at most T declarations of 3 or 10 points
+          (13 with R-V13, 30 with R-V30), T the triples the side's seats could
+          declare so far: one a seat and round (R-DECL-WHEN), two in cirullone's
+          first round (R-VC), none this round for a seat with declared false;
+        * matta_as is a rank (0..9); named other than as itself, the matta was
+          named by a declaration (R-MATTA): some side has declaration points
+          (but R-V5's 0-point naming), and the matta was shown, so it is held in
+          view (the seat's hand, a public holding), on the table or in a pile,
+          never unseen (R-DECL-WHEN).
+        """
+        r, n = self.rules, self.rules.players
+        out: list[Violation] = []
+        held = set(self.hand).union(*self.public)
+        placed = set(self.table).union(*self.piles)
+        played_by: dict[Card, int] = {}
+        for s, cards in enumerate(self.played_this_round):
+            for c in cards:
+                if c in played_by:
+                    out.append(Violation(f"played_this_round[{s}]", f"{c} is also in played_this_round"
+                                                                    f"[{played_by[c]}]: a card is played "
+                                                                    "once, by one seat (R-DECK, R-TURN)"))
+                    continue
+                played_by[c] = s
+                if c not in placed and c not in self.hand and c not in self.public[s]:   # ("still held")
+                    out.append(Violation(f"played_this_round[{s}]", f"{c} was played this round, so it "
+                                         "lies on the table (played without a capture) or in a pile (it "
+                                         "captured, or was captured since) (R-TURN), and it is in neither"))
+        for side in range(r.n_sides):
+            scope, taken = self.scope[side], len(self.piles[side])
+            if 2 * scope > taken:
+                out.append(Violation(f"scope[{side}]", f"{scope} scope, but side {side} has taken {taken} "
+                                     f"cards: each scopa puts 2 cards at least in the side's pile, the card "
+                                     "played and the table's last (R-SCOPA), the dealer's buona "
+                                     f"{r.table_cards} for 1 or 2 (R-DEALER-BUONA), so {scope} scope need "
+                                     f"{2 * scope} cards"))
+        last = self.last_capturer
+        if 0 <= last < r.n_sides and not self.piles[last]:
+            out.append(Violation("last_capturer", f"side {last} captured last, but its pile is empty: a "
+                                                  "capture, or the dealer's buona, puts cards in the pile "
+                                                  "(R-LEFTOVER, R-DEALER-BUONA)"))
+        zero_naming = r.five_players and r.round_cards(self.round) == 1 and self.matta_as in (0, 1, 2)   # R-V5
+        for s in range(n):
+            side = r.side_of(s)
+            if self.public[s] and not self.declared[s]:
+                out.append(Violation(f"declared[{s}]", f"false, but seat {s} shows declared cards "
+                                     f"({format_cards(self.public[s])}): declared cards stay face up until "
+                                     "played, so it declared this round (R-DECL-WHEN)"))
+            if (self.declared[s] or self.public[s]) and self.declarations[side] == 0 and not zero_naming:
+                field = f"declared[{s}]" if self.declared[s] else f"public[{s}]"
+                out.append(Violation(field, f"seat {s} declared this round, but side {side} has no "
+                                            "declaration points: a declaration scores 3 points at least, "
+                                            "at once (R-DECL-WHEN, R-BUONA3, R-SC-BUONE)"))
+        for side in range(r.n_sides):
+            points = self.declarations[side]
+            values, most = self._declaration_values(), self._declarable(side)
+            if points > 0 and not _is_sum(points, values, most):
+                out.append(Violation(f"declarations[{side}]", f"{points} points cannot be made of at most "
+                                     f"{most} declaration{'s' if most != 1 else ''} worth "
+                                     f"{' or '.join(map(str, values))} each (R-BUONA3, R-DECINO"
+                                     + (", R-V13" if r.buona_stack else "") + (", R-V30" if r.grande_in_hand else "")
+                                     + f"): side {side}'s seats declare once a round at most (R-DECL-WHEN"
+                                     + (", two triples in the first, R-VC" if r.cirullone else "")
+                                     + "), and this round only the seats with declared true"))
+        out += self._matta_problems(held | placed, zero_naming)
+        return out
+
+    def _declaration_values(self) -> list[int]:
+        """What one declared triple can score (R-BUONA3, R-DECINO, R-V13, R-V30)."""
+        r = self.rules
+        return [3, 10] + ([13] if r.buona_stack else []) + ([30] if r.grande_in_hand else [])
+
+    def _declarable(self, side: int) -> int:
+        """How many triples the seats of `side` can have declared this hand so far."""
+        r = self.rules
+        triples = [2 if r.cirullone and k == 0 else 1 for k in range(self.round + 1)]     # R-VC
+        return sum(sum(triples[:-1]) + (triples[-1] if self.declared[s] or self.public[s] else 0)
+                   for s in range(r.players) if r.side_of(s) == side)
+
+    def _matta_problems(self, seen: set[Card], zero_naming: bool) -> list[Violation]:
+        r, named = self.rules, self.matta_as
+        matta = r.matta_card
+        if named is None or matta is None:      # (a matta_as without a matta: _card_problems)
+            return []
+        if not 0 <= named < 10:
+            return [Violation("matta_as", f"{named} is not a rank 0..9 (R-CODE)")]
+        if named == matta.rank:                 # named as itself: not named (section 12)
+            return []
+        out = []
+        if not any(self.declarations) and not zero_naming:
+            out.append(Violation("matta_as", f"the matta {matta} plays as {RANKS[named]}, but no side has "
+                                             "declaration points: only a declaration names it, and scores 3 "
+                                             "points at least (R-MATTA, R-SC-BUONE)"))
+        if matta not in seen:
+            out.append(Violation("matta_as", f"the matta {matta} plays as {RANKS[named]}, so a declaration "
+                                             "showed it (R-MATTA, R-DECL-WHEN), yet the view does not place "
+                                             "it: it is held face up until played (the hand, public), then on "
+                                             "the table or in a pile"))
         return out
 
     def _score_problems(self) -> list[Violation]:
@@ -381,6 +499,16 @@ def hand_sizes_at(rules: Rules, dealer: int, to_move: int, held: int) -> list[in
     first = (dealer + 1) % n
     turn = (to_move - first) % n
     return [held - 1 if (s - first) % n < turn else held for s in range(n)]
+
+
+def _is_sum(total: int, values: Sequence[int], most: int) -> bool:
+    """Whether `total` is a sum of at most `most` of `values` (with repeats)."""
+    sums = {0}
+    for _ in range(most):
+        sums |= {t + v for t in sums for v in values if t + v <= total}
+        if total in sums:
+            return True
+    return total in sums
 
 
 def _pad(values: list[int], n: int = 5) -> list[int]:

@@ -12,7 +12,8 @@ the round) follows from those by the rules, so the client may leave it out:
   read off it; every field the client did give is checked against it;
 * without one, the counts follow from the round, the dealer and the seat to
   move (``hand_sizes_at``), and the per-seat rows of a fresh round are used
-  (nothing played, declared or captured).
+  (nothing played, declared or captured; but a seat showing declared cards in
+  ``public`` declared this round).
 
 Every problem is collected and raised at once as a ViewError, each naming the
 field at fault (``hand_sizes[1]``, ``history[3].turn.move``).
@@ -354,11 +355,14 @@ def _fresh_round(rules: Rules, seat: int, dealer: int, hand: tuple[Card, ...], t
         played = tuple(rows)
     stock = given.stock_size if given.stock_size is not None else max(stock_after(rules, rnd), 0)
     last = given.last_capturer
+    public = given.public or ((),) * n
+    # left out: a seat that shows declared cards declared this round (R-DECL-WHEN)
+    declared = given.declared or tuple(bool(p) for p in public)
     return SeatView(
         rules=rules, seat=seat, hand_number=hand_number, dealer=dealer, round=rnd, to_move=to_move,
         hand=hand, table=table, hand_sizes=sizes, stock_size=stock,
-        public=given.public or ((),) * n, piles=given.piles or ((),) * sides,
+        public=public, piles=given.piles or ((),) * sides,
         scope=given.scope or (0,) * sides, declarations=given.declarations or (0,) * sides,
-        declared=given.declared or (False,) * n, played_this_round=played,
+        declared=declared, played_this_round=played,
         last_capturer=-1 if last is None else last, matta_as=given.matta_as, scores=scores,
         history=history)

@@ -5,6 +5,7 @@ Rule ids refer to docs/rules.md.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -18,17 +19,21 @@ import pytest
 from cirulla.solver import Card, Match, Move, Rules, StateError, _core, _equity
 from cirulla.solver.cards import cards_of, mask_of
 from cirulla.solver.events import Deal, Turn
+from cirulla.solver.players import GreedyPlayer
 from cirulla.solver.search import (
     INFER_T,
     CancelToken,
     Knowledge,
+    SearchMethod,
     SearchResult,
     _search,
     equity_table,
     flat_monte_carlo,
+    run_search,
     search,
     win_chance,
 )
+from cirulla.solver.view import SeatView
 from rules_support import position
 
 ALL = (1 << 40) - 1
@@ -653,3 +658,30 @@ def test_ismcts_reports_win_chance_near_the_target():
     assert res.method == "ismcts" and res.ranked_by == "win_chance"
     assert res.moves[0].win_chance == max(m.win_chance for m in res.moves)
     assert all(0 <= m.win_chance <= 1 for m in res.moves)
+
+
+def _dropped_endgame(rules: Rules) -> SeatView:
+    """The last two rounds with a card the opponent dropped still on the table."""
+    greedy = GreedyPlayer()
+    for seed in range(100):
+        match = Match(rules, seed=seed)
+        while not match.is_over and match.hand_number == 0:
+            v = match.view(match.to_move)
+            if v.stock_size == 6 and len(match.legal_moves) > 1 and \
+                    any(c in v.table for c in v.played_this_round[1 - v.seat]):
+                return v
+            match.play(greedy.choose(match))
+    raise AssertionError("no such position")
+
+
+@pytest.mark.parametrize("preset", ["classic", "online"])   # online: the R-DECL-CHOICE retry runs once
+def test_exact_search_of_a_view_no_world_fits_stops(preset):
+    """A view that lost a played card (replaced on the table by an unseen one)
+    admits no world: the exact solver says so, instead of retrying without end."""
+    view = _dropped_endgame(Rules.preset(preset, players=2))
+    card = next(c for c in view.played_this_round[1 - view.seat] if c in view.table)
+    bad = dataclasses.replace(view, table=tuple(view.unseen()[0] if c == card else c for c in view.table),
+                              history=())
+    assert bad.problems()          # validation refuses it; run_search is called past it on purpose
+    with pytest.raises(StateError, match="no world"):
+        run_search(Knowledge.of(bad), method=SearchMethod.EXACT, iterations=200)
