@@ -3,6 +3,10 @@
 `cirulla-server` (main) reads flags and CIRULLA_* variables, serves until
 SIGTERM or SIGINT, then: health NOT_SERVING, new calls refused with
 UNAVAILABLE, calls in flight given the grace period to finish, exit 0.
+The exit does not hang on grpcio: its server.stop() waits until every call
+has left grpcio's books, and a call that never does (grpcio's second status
+after a request stream it could not decode: see calls.py) would keep it
+waiting for ever; shutdown waits for it a bounded time (STOP_SECONDS).
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from pathlib import Path
 
 import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 
 from cirulla.v1 import (
@@ -33,12 +37,14 @@ from .auth import BearerTokenInterceptor
 from .calls import CallLog
 from .config import ServerConfig, parse_config
 from .errors import ServerInterceptor
+from .health import HealthServicer
 from .service import Service
 from .servicers import AnalysisServicer, EngineServicer, RulesServicer
 
 log = logging.getLogger("cirulla.server")
 
 FLUSH_SECONDS = 1.0
+STOP_SECONDS = 3.0          # after the flush, how long grpcio gets to report the server stopped
 SERVICES = (engine_service_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name,
             rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
             analysis_service_pb2.DESCRIPTOR.services_by_name["AnalysisService"].full_name)
@@ -53,7 +59,7 @@ class Running:
     server: grpc.Server
     port: int
     config: ServerConfig
-    health: health.HealthServicer
+    health: HealthServicer
     calls: CallLog
     service: Service
 
@@ -69,7 +75,11 @@ class Running:
         self.calls.drain()
         idle = self.calls.wait_idle(grace)
         # idle: the handlers are done, a moment lets their answers go out; else cancel now
-        self.server.stop(grace=FLUSH_SECONDS if idle else None).wait()
+        # (grace 0, not None: stop(None) would wait for grpcio's books itself, unbounded)
+        stopped = self.server.stop(grace=FLUSH_SECONDS if idle else 0).wait(FLUSH_SECONDS + STOP_SECONDS)
+        if not stopped:
+            log.warning("grpcio did not report the server stopped %.1f s after the calls were cancelled; "
+                        "going on without it", STOP_SECONDS)
         return idle
 
 
@@ -82,14 +92,16 @@ def _read(path: str, what: str) -> bytes:
 
 def build(config: ServerConfig) -> Running:
     """A started server; listen on port 0 for a free port (see Running.port)."""
-    calls = CallLog()
+    calls = CallLog(max_watch_streams=config.max_watch_streams, max_reflection_streams=config.max_reflection_streams)
     interceptors: list[ServerInterceptor] = [calls]                  # outermost: it logs refused calls too
     if config.token:
         interceptors.append(BearerTokenInterceptor(config.token))
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=config.worker_threads, thread_name_prefix="cirulla-rpc"),
         interceptors=interceptors,
-        maximum_concurrent_rpcs=config.worker_threads * 4,     # a bounded queue, then RESOURCE_EXHAUSTED
+        # a bounded queue, then RESOURCE_EXHAUSTED (refused by grpcio before any handler runs; non-blocking
+        # Watch streams hold no place in it once they have started)
+        maximum_concurrent_rpcs=config.worker_threads * 4,
         options=[("grpc.max_receive_message_length", config.max_message_bytes),
                  ("grpc.max_send_message_length", config.max_message_bytes),
                  ("grpc.so_reuseport", 0)])      # a port in use is an error, not a shared port
@@ -98,7 +110,7 @@ def build(config: ServerConfig) -> Running:
     engine_service_pb2_grpc.add_EngineServiceServicer_to_server(EngineServicer(service), server)
     rules_service_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(service), server)
     analysis_service_pb2_grpc.add_AnalysisServiceServicer_to_server(AnalysisServicer(service), server)
-    health_servicer = health.HealthServicer(experimental_non_blocking=True)
+    health_servicer = HealthServicer()     # its Watch holds no thread while open (see health.py)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     _add_reflection(server)
     if config.tls_cert is not None and config.tls_key is not None:     # (config.tls: both, or neither)
@@ -118,7 +130,8 @@ def build(config: ServerConfig) -> Running:
 def _add_reflection(server: grpc.Server) -> None:
     """Server reflection, v1 and v1alpha, listing every service."""
     _describe_reflection_v1()
-    names = (*SERVICES, health.SERVICE_NAME, reflection.SERVICE_NAME, REFLECTION_V1)
+    names = (*SERVICES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME,
+             REFLECTION_V1)
     servicer = reflection.ReflectionServicer(names)
     for service_name in (reflection.SERVICE_NAME, REFLECTION_V1):
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service_name, {

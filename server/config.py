@@ -39,7 +39,12 @@ class ServerConfig:
     # Presets whose match-equity tables are built before serving (comma-separated,
     # "all" or ""): the first hint of a preset otherwise spends ~0.5 s on it.
     warm_presets: str = "classic"
-    # Handler threads; 0: enough for the searches plus cheap calls.
+    # Long-lived streams anyone may open (Health.Watch needs no token), at most
+    # this many at once; past it RESOURCE_EXHAUSTED. Watch holds no thread while
+    # open; each reflection stream holds one (worker_threads makes room for them).
+    max_watch_streams: int = 100
+    max_reflection_streams: int = 4
+    # Handler threads; 0: enough for the searches, the reflection streams and cheap calls.
     workers: int = 0
     log_level: str = "INFO"
 
@@ -52,7 +57,7 @@ class ServerConfig:
         if self.tls_client_ca and not self.tls_cert:
             raise ValueError("mutual TLS (a client CA) needs the server's own certificate and key")
         for name in ("max_concurrent_searches", "max_budget_ms", "max_iterations", "max_threads",
-                     "default_budget_ms", "max_message_bytes"):
+                     "default_budget_ms", "max_message_bytes", "max_watch_streams", "max_reflection_streams"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.default_budget_ms > self.max_budget_ms:
@@ -71,8 +76,10 @@ class ServerConfig:
 
     @property
     def worker_threads(self) -> int:
-        # one thread per search slot and per waiting call, and room for health checks and cheap calls
-        return self.workers or self.max_concurrent_searches + self.max_waiting_searches + 8
+        # one thread per search slot, per waiting call and per reflection stream, and room for
+        # health checks and cheap calls (Watch streams hold none)
+        return self.workers or \
+            self.max_concurrent_searches + self.max_waiting_searches + self.max_reflection_streams + 8
 
     @property
     def presets_to_warm(self) -> tuple[str, ...]:
@@ -104,7 +111,10 @@ _HELP = {
     "grace_seconds": "on SIGTERM, how long calls in flight get to finish",
     "warm_presets": "presets whose match-equity tables are built before serving (comma-separated, "
                     "'all' or ''); others are built on their first hint (about 0.5 s)",
-    "workers": "handler threads (0: max-concurrent-searches + 8)",
+    "max_watch_streams": "Health.Watch streams open at once (they need no token); more get RESOURCE_EXHAUSTED",
+    "max_reflection_streams": "server reflection streams open at once (each holds a handler thread); more get "
+                              "RESOURCE_EXHAUSTED",
+    "workers": "handler threads (0: max-concurrent-searches + max-waiting-searches + max-reflection-streams + 8)",
     "log_level": "DEBUG, INFO, WARNING or ERROR",
 }
 

@@ -7,6 +7,21 @@ method) turns what they raise into a status:
 - RpcError(code, message) -> that code (RESOURCE_EXHAUSTED, UNAVAILABLE...),
   with a google.rpc.RetryInfo when it says when to retry;
 - anything else -> INTERNAL, logged with its traceback, never shown to the caller.
+
+What goes back is bounded, whatever the request echoed: each field path and
+description at MAX_TEXT characters, the status message at MAX_MESSAGE_BYTES
+once percent-encoded, the whole google.rpc.Status (the
+grpc-status-details-bin trailer) at MAX_DETAILS_BYTES, later violations left
+out to fit (the message says how many the details list). Clients refuse
+trailers past their metadata limit, and then see RESOURCE_EXHAUSTED "Stream
+removed" instead of the error:
+- grpc-core (Python, C++, Ruby...) has a soft limit of 8 KiB (calls past it
+  refused at random, more often up to the hard limit of 16 KiB); grpc-java's
+  limit is 8 KiB. Both count HPACK's way, name + value + 32 per entry, -bin
+  values base64-encoded unless both ends are grpc-core (true binary).
+- Our trailers, at most: details 4096 B (5464 base64-encoded) + message
+  1024 B + grpc-status, :status, content-type and the per-entry overheads
+  (about 300 B): under 6.9 KiB, below 8 KiB with room to spare.
 """
 from __future__ import annotations
 
@@ -26,6 +41,11 @@ from cirulla.v1.embedded_engine_pb2 import Failure, FieldViolation
 log = logging.getLogger("cirulla.server")
 
 MAX_VIOLATIONS = 20          # a garbage request gets a readable answer, not megabytes
+MAX_TEXT = 200               # characters of one field path or description (the ellipsis included)
+MAX_MESSAGE_BYTES = 1024     # the status message, percent-encoded as grpc-message carries it
+MAX_DETAILS_BYTES = 4096     # the serialized google.rpc.Status (see the module's docstring)
+ELLIPSIS = "…"
+_LISTED_ROOM = 48            # bytes for " [20 of 2147483647 violations listed]" (status_of), and then some
 
 # grpc's handlers and interceptors are generic in grpc-stubs only: subscripted
 # for the type checker alone. Of any service: their messages are the service's.
@@ -45,6 +65,7 @@ class RpcError(Exception):
     how many seconds to wait before retrying)."""
 
     def __init__(self, code: grpc.StatusCode, message: str, *, retry_after: float | None = None):
+        message = clip_message(message)
         super().__init__(message)
         self.code = code
         self.message = message
@@ -52,33 +73,83 @@ class RpcError(Exception):
 
 
 class BadRequest(RpcError):
-    """Bad input: INVALID_ARGUMENT with one field violation per problem."""
+    """Bad input: INVALID_ARGUMENT with one field violation per problem (the
+    first MAX_VIOLATIONS, each clipped to MAX_TEXT characters; `total` counts
+    them all)."""
 
     def __init__(self, violations: Iterable[tuple[str, str]]):
-        self.violations = list(violations)[:MAX_VIOLATIONS]
+        every = list(violations)
+        self.total = len(every)
+        self.violations = [(clip(f), clip(d)) for f, d in every[:MAX_VIOLATIONS]]
         if not self.violations:
             raise ValueError("a BadRequest names at least one field")
         field, problem = self.violations[0]
-        more = f" (and {len(self.violations) - 1} more)" if len(self.violations) > 1 else ""
-        super().__init__(grpc.StatusCode.INVALID_ARGUMENT, f"{field}: {problem}{more}" if field else problem + more)
+        more = f" (and {self.total - 1} more)" if self.total > 1 else ""
+        # room kept for the count, and for status_of's note of the violations it lists
+        head = clip_message(f"{field}: {problem}" if field else problem, MAX_MESSAGE_BYTES - _LISTED_ROOM - len(more))
+        super().__init__(grpc.StatusCode.INVALID_ARGUMENT, head + more)
 
     @classmethod
     def one(cls, field: str, problem: str) -> BadRequest:
         return cls([(field, problem)])
 
 
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    """`text`, cut to `limit` characters with an ellipsis if longer."""
+    return text if len(text) <= limit else text[:limit - len(ELLIPSIS)] + ELLIPSIS
+
+
+def _encoded_size(char: str) -> int:
+    """Bytes of a character in grpc-message: UTF-8, each byte outside
+    printable ASCII (and '%') percent-encoded as three."""
+    return sum(1 if 0x20 <= b <= 0x7E and b != 0x25 else 3 for b in char.encode("utf-8", "surrogatepass"))
+
+
+def clip_message(message: str, limit: int = MAX_MESSAGE_BYTES) -> str:
+    """`message`, cut with an ellipsis so that it takes at most `limit` bytes as grpc-message."""
+    room = limit - _encoded_size(ELLIPSIS)
+    size = cut = 0
+    for i, char in enumerate(message):
+        size += _encoded_size(char)
+        if size <= room:
+            cut = i + 1
+        elif size > limit:
+            return message[:cut] + ELLIPSIS
+    return message
+
+
 def status_of(error: RpcError) -> status_pb2.Status:
-    """The google.rpc.Status of a failure, with its details."""
-    status = status_pb2.Status(code=getattr(code_pb2, error.code.name), message=error.message)
-    if isinstance(error, BadRequest):
-        status.details.add().Pack(error_details_pb2.BadRequest(field_violations=[
-            error_details_pb2.BadRequest.FieldViolation(field=f, description=d)
-            for f, d in error.violations]))
+    """The google.rpc.Status of a failure, with its details, within
+    MAX_DETAILS_BYTES: the violations that do not fit are left out, and the
+    message says how many are listed."""
+    status = status_pb2.Status(code=getattr(code_pb2, error.code.name), message=clip_message(error.message))
     if error.retry_after is not None:
         delay = duration_pb2.Duration()
         delay.FromMilliseconds(max(1, round(error.retry_after * 1000)))
         status.details.add().Pack(error_details_pb2.RetryInfo(retry_delay=delay))
+    if isinstance(error, BadRequest):
+        listed = _fitting(error, status)
+        if listed < error.total:            # BadRequest's message left room for the note
+            status.message = clip_message(f"{error.message} [{listed} of {error.total} violations listed]")
+        status.details.add().Pack(error_details_pb2.BadRequest(field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(field=f, description=d)
+            for f, d in error.violations[:listed]]))
     return status
+
+
+def _fitting(error: BadRequest, status: status_pb2.Status) -> int:
+    """How many of the error's violations fit in the details with `status` so far
+    (and the room a "[k of n listed]" suffix to the message needs): at least one.
+    A violation of MAX_TEXT characters each side takes at most about 1.6 KB,
+    and the message 1 KB: the first always fits."""
+    bad_request = error_details_pb2.BadRequest()
+    budget = MAX_DETAILS_BYTES - status.ByteSize() - _LISTED_ROOM - 16    # 16: the Any's type URL framing
+    budget -= len("type.googleapis.com/" + bad_request.DESCRIPTOR.full_name)
+    for i, (f, d) in enumerate(error.violations):
+        bad_request.field_violations.add(field=f, description=d)
+        if bad_request.ByteSize() > budget:
+            return max(i, 1)
+    return len(error.violations)
 
 
 def to_status(error: RpcError) -> grpc.Status:
