@@ -24,12 +24,16 @@ class ServerConfig:
     max_concurrent_searches: int = max(os.cpu_count() or 1, 1)
     max_budget_ms: int = 10_000
     max_iterations: int = 5_000_000
-    max_threads: int = max(os.cpu_count() or 1, 1)
+    # half the cores by default: one call leaves room for others
+    max_threads: int = max((os.cpu_count() or 1) // 2, 1)
     default_budget_ms: int = 1_000
     # A call that finds every search slot taken waits this long for one (first
     # come, first served), with at most this many calls waiting; then
     # RESOURCE_EXHAUSTED with a RetryInfo.
     slot_wait_ms: int = 200
+    # AnalyzeGame: the longest analysis a request may ask for (estimated from its
+    # iterations and the record's decisions; one running twice as long is stopped)
+    max_analysis_seconds: int = 300
     max_waiting_searches: int = 8
     max_message_bytes: int = 1 << 20
     # Time kept back from a call's deadline to encode and send the answer.
@@ -57,7 +61,8 @@ class ServerConfig:
         if self.tls_client_ca and not self.tls_cert:
             raise ValueError("mutual TLS (a client CA) needs the server's own certificate and key")
         for name in ("max_concurrent_searches", "max_budget_ms", "max_iterations", "max_threads",
-                     "default_budget_ms", "max_message_bytes", "max_watch_streams", "max_reflection_streams"):
+                     "max_analysis_seconds", "default_budget_ms", "max_message_bytes", "max_watch_streams",
+                     "max_reflection_streams"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.default_budget_ms > self.max_budget_ms:
@@ -102,7 +107,10 @@ _HELP = {
     "max_concurrent_searches": "search threads at once; past it calls get RESOURCE_EXHAUSTED",
     "max_budget_ms": "the largest time budget a request may ask for",
     "max_iterations": "the largest iteration budget a request may ask for",
-    "max_threads": "the most search threads one request may ask for",
+    "max_threads": "the most search threads one request may ask for (default: half the cores, so that one "
+                   "call leaves room for others)",
+    "max_analysis_seconds": "the longest AnalyzeGame a request may ask for, estimated from its iterations and "
+                            "the record's decisions; one that runs twice as long is stopped",
     "default_budget_ms": "the time budget of a request that names none",
     "slot_wait_ms": "how long a call waits for a free search slot before RESOURCE_EXHAUSTED",
     "max_waiting_searches": "calls that may wait for a search slot at once; more are refused at once",

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from importlib import metadata
 from typing import TypeAlias
 
+import grpc
+
 from cirulla.solver import analysis, players, record
 from cirulla.solver.errors import CirullaError
 from cirulla.solver.rules import Rules
@@ -29,6 +31,7 @@ from cirulla.v1 import rules_service_pb2 as rpb
 from . import convert
 from .config import ServerConfig
 from .convert import Problems
+from .errors import BadRequest, RpcError
 from .limits import Call, Limits, Plan
 
 MIN_INTERVAL_MS, MAX_INTERVAL_MS = 10, 60_000
@@ -188,9 +191,23 @@ class Service:
         threads = request.threads or min(analysis.DEFAULT_JOBS, c.thread_cap)
         iterations = request.iterations or analysis.DEFAULT_ITERATIONS
         total = analysis.decision_count(match)
-        token = self.limits.cancel_token(call)
         expected_ms = 3 * total * iterations / ITERATIONS_PER_MS / threads
+        if expected_ms > c.max_analysis_seconds * 1000:
+            most = int(c.max_analysis_seconds * 1000 * ITERATIONS_PER_MS * threads / (3 * total))
+            raise BadRequest.one("iterations", f"{iterations} iterations x 3 searches x {total} decisions would take "
+                                               f"about {expected_ms / 1000:.0f} s on {threads} thread(s); this "
+                                               f"server allows {c.max_analysis_seconds} s: ask for at most {most}")
+        token = self.limits.cancel_token(call)
+        past_cap = threading.Event()
+
+        def stop_at_cap() -> None:
+            past_cap.set()
+            token.cancel()
+
+        timer = threading.Timer(2 * c.max_analysis_seconds, stop_at_cap)
+        timer.daemon = True
         with self.limits.slots.hold(threads, expected_ms=expected_ms, ended=lambda: token.cancelled):
+            timer.start()
             stream = analysis.analyze(match, iterations=iterations, seed=request.seed, jobs=threads, cancel=token)
             try:
                 done = 0
@@ -204,6 +221,11 @@ class Service:
                                                       done=done, total=total)
             finally:
                 stream.close()              # the caller left: stop the searches
+                timer.cancel()
+        if past_cap.is_set():
+            raise RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                           f"the analysis ran past twice the server's cap of {c.max_analysis_seconds} s and "
+                           "was stopped: ask for fewer iterations")
 
     # --- shared ---
 

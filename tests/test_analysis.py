@@ -9,6 +9,7 @@ docs/rules.md.
 from __future__ import annotations
 
 import math
+import time
 from concurrent.futures import CancelledError
 
 import pytest
@@ -321,3 +322,36 @@ def test_a_cancelled_analysis_frees_its_threads(service, blunder):
     while server.service.limits.slots.in_use and time.monotonic() < deadline:
         time.sleep(0.02)
     assert server.service.limits.slots.in_use == 0
+
+
+def test_an_analysis_past_the_servers_cap_is_refused_or_stopped(blunder, monkeypatch):
+    """One client cannot hold the cores for hours: an analysis whose estimate
+    passes --max-analysis-seconds is refused, naming the iterations it may ask
+    for; one that runs twice the cap regardless is stopped."""
+    import grpc
+
+    from cirulla.server import service as service_module
+    from cirulla.v1 import analysis_service_pb2 as apb
+    from cirulla.v1 import analysis_service_pb2_grpc
+    from server_support import failure, running
+    msg = record.to_proto(blunder[0])
+    with running(max_analysis_seconds=1, max_iterations=5_000_000, max_threads=1) as server:
+        stub = analysis_service_pb2_grpc.AnalysisServiceStub(grpc.insecure_channel(f"127.0.0.1:{server.port}"))
+        code, violations, _ = failure(lambda r: list(stub.AnalyzeGame(r, timeout=30)),
+                                      apb.AnalyzeGameRequest(record=msg, iterations=5_000_000))
+        assert code == grpc.StatusCode.INVALID_ARGUMENT and violations[0][0] == "iterations"
+        assert "ask for at most" in violations[0][1]
+        # an estimate far too low (a pace of 10^9 iterations a ms): the cap's timer stops it
+        monkeypatch.setattr(service_module, "ITERATIONS_PER_MS", 10**9)
+        started = time.monotonic()
+        code, _, message = failure(lambda r: list(stub.AnalyzeGame(r, timeout=30)),
+                                   apb.AnalyzeGameRequest(record=msg, iterations=3_000_000))
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "twice the server's cap of 1 s" in message
+        assert time.monotonic() - started < 6 and server.service.limits.slots.in_use == 0
+
+
+def test_one_call_leaves_room_for_others_by_default():
+    import os
+
+    from cirulla.server.config import ServerConfig
+    assert ServerConfig().max_threads == max((os.cpu_count() or 1) // 2, 1)
