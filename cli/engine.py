@@ -75,7 +75,7 @@ log = logging.getLogger("cirulla.engine")
 
 # Queries past the search slots wait their turn rather than fail (see the docstring).
 SLOT_WAIT_MS = 3_600_000
-MAX_WAITING = 1_000
+MAX_WAITING = 2_000                  # the one peer may fill half of it: 1000 queries waiting
 INTERRUPT_GRACE_S = 0.5         # after SIGINT/SIGTERM, for the terminated queries to answer
 INTERRUPTED = 130
 
@@ -124,6 +124,9 @@ class Query:
 
     def time_remaining(self) -> float | None:
         return None
+
+    def peer(self) -> str:
+        return "engine"                     # one client: the process on the other end of the pipe
 
     def add_callback(self, callback: Callable[[], None]) -> bool:
         with self._lock:
@@ -330,6 +333,8 @@ def _parse(line: str) -> EngineQuery:
         data = json.loads(line)
     except json.JSONDecodeError as e:
         raise BadRequest.one("", f"not JSON: {e}") from None
+    except RecursionError:                  # arrays or objects nested thousands deep
+        raise BadRequest.one("", "not a cirulla.v1.EngineQuery: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise BadRequest.one("", f"a JSON {_JSON_TYPES.get(type(data), 'value')}, not an object: a query is "
                                  '{"id": ..., "<request>": {...}}')
@@ -348,7 +353,7 @@ def _id_in(line: str) -> str:
     """The id of a line that is not a query, if one can be read."""
     try:
         data = json.loads(line)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return ""
     query_id = data.get("id") if isinstance(data, dict) else None
     return query_id if isinstance(query_id, str) else ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -33,6 +34,12 @@ ENDED_POLL_S = 0.02                 # how often a waiting call looks whether it 
 class Call(Protocol):
     def time_remaining(self) -> float | None: ...
     def add_callback(self, callback: Callable[[], None]) -> bool: ...
+    def peer(self) -> str: ...
+
+
+def peer_of(call: Call) -> str:
+    """Who the search slots share out fairly: the client's connection."""
+    return call.peer()
 
 
 @dataclass(frozen=True)
@@ -98,7 +105,7 @@ class Limits:
         deadline_wait = None if remaining is None else max(remaining - self.config.deadline_margin_ms / 1000, 0)
         ended = self.cancel_token(call)
         with self.slots.hold(plan.threads, expected_ms=plan.time_ms, at_most=deadline_wait,
-                             ended=lambda: ended.cancelled):
+                             ended=lambda: ended.cancelled, peer=peer_of(call)):
             yield self.bound_by_deadline(plan, call)
 
     @staticmethod
@@ -112,17 +119,24 @@ class Limits:
 
 class SearchSlots:
     """Search threads in use, against the cap. A call that finds no free slot
-    waits its turn (first come, first served) up to `wait_ms`, with at most
-    `max_waiting` calls waiting; past that it gets RESOURCE_EXHAUSTED with a
-    google.rpc.RetryInfo of when a slot should be free."""
+    waits up to `wait_ms`, with at most `max_waiting` calls waiting (and at most
+    half of them from one peer); past that it gets RESOURCE_EXHAUSTED with a
+    google.rpc.RetryInfo of when a slot should be free.
+
+    Fair between peers: a freed slot goes to the waiting call whose peer holds
+    the fewest threads, first come first served among equals. A peer alone may
+    use every free slot; one that floods the server only queues behind the
+    others' calls."""
 
     def __init__(self, capacity: int, *, wait_ms: int = 0, max_waiting: int = 0):
         self.capacity = capacity
         self.wait_ms = wait_ms
         self.max_waiting = max_waiting
+        self.max_waiting_per_peer = max(1, max_waiting // 2)
         self._used = 0
+        self._held: Counter[str] = Counter()  # peer -> threads it holds
         self._ends: dict[int, float] = {}     # holder -> when it expects to finish (monotonic)
-        self._queue: list[int] = []           # tickets of the waiting calls, in order
+        self._queue: dict[int, str] = {}      # tickets of the waiting calls -> their peers, in order
         self._tickets = itertools.count()
         self._cond = threading.Condition()
 
@@ -137,19 +151,22 @@ class SearchSlots:
             return len(self._queue)
 
     def acquire(self, n: int, *, expected_ms: float = 0.0, at_most: float | None = None,
-                ended: Callable[[], bool] = lambda: False) -> int:
+                ended: Callable[[], bool] = lambda: False, peer: str = "") -> int:
         """Take n slots, waiting up to the configured time (and `at_most`
         seconds) unless the call ends first; a ticket to release them with."""
         wait = self.wait_ms / 1000 if at_most is None else min(self.wait_ms / 1000, at_most)
         with self._cond:
             ticket = next(self._tickets)
-            if not self._free(n, ticket, queued=False):
+            if self._queue or self._used + n > self.capacity:
+                peer_waiting = sum(1 for p in self._queue.values() if p == peer)
                 if len(self._queue) >= self.max_waiting or wait <= 0:
                     raise self._refusal(n)
-                self._queue.append(ticket)
+                if peer_waiting >= self.max_waiting_per_peer:
+                    raise self._refusal(n, f"; {peer_waiting} of them are this peer's, the most one peer may have")
+                self._queue[ticket] = peer
                 try:
                     until = time.monotonic() + wait
-                    while not self._free(n, ticket, queued=True):
+                    while not (self._next_in_line() == ticket and self._used + n <= self.capacity):
                         if ended():
                             raise RpcError(grpc.StatusCode.CANCELLED,
                                            "the call ended while it waited for a search slot")
@@ -158,35 +175,39 @@ class SearchSlots:
                             raise self._refusal(n)
                         self._cond.wait(min(left, ENDED_POLL_S))   # a call's end does not notify
                 finally:
-                    self._queue.remove(ticket)
+                    del self._queue[ticket]
                     self._cond.notify_all()       # the next in line may fit now
             self._used += n
+            self._held[peer] += n
             self._ends[ticket] = time.monotonic() + expected_ms / 1000
             return ticket
 
-    def release(self, n: int, ticket: int) -> None:
+    def release(self, n: int, ticket: int, peer: str = "") -> None:
         with self._cond:
             self._used -= n
+            self._held[peer] -= n
+            if not self._held[peer]:
+                del self._held[peer]
             self._ends.pop(ticket, None)
             self._cond.notify_all()
 
     @contextmanager
     def hold(self, n: int, *, expected_ms: float = 0.0, at_most: float | None = None,
-             ended: Callable[[], bool] = lambda: False) -> Iterator[None]:
-        ticket = self.acquire(n, expected_ms=expected_ms, at_most=at_most, ended=ended)
+             ended: Callable[[], bool] = lambda: False, peer: str = "") -> Iterator[None]:
+        ticket = self.acquire(n, expected_ms=expected_ms, at_most=at_most, ended=ended, peer=peer)
         try:
             yield
         finally:
-            self.release(n, ticket)
+            self.release(n, ticket, peer)
 
-    def _free(self, n: int, ticket: int, *, queued: bool) -> bool:
-        ahead = self._queue.index(ticket) if queued else len(self._queue)
-        return ahead == 0 and self._used + n <= self.capacity
+    def _next_in_line(self) -> int:
+        """The waiting call whose peer holds the fewest threads, the earliest of those."""
+        return min(self._queue, key=lambda t: (self._held[self._queue[t]], t))
 
-    def _refusal(self, n: int) -> RpcError:
+    def _refusal(self, n: int, why: str = "") -> RpcError:
         now = time.monotonic()
         soonest = min((end - now for end in self._ends.values()), default=0.0)
         return RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED,
                         f"the server is running {self._used} of {self.capacity} search threads "
-                        f"and {len(self._queue)} call(s) wait for one; this call needs {n}: retry later",
+                        f"and {len(self._queue)} call(s) wait for one{why}; this call needs {n}: retry later",
                         retry_after=max(soonest, MIN_RETRY_S))

@@ -32,7 +32,7 @@ from . import convert
 from .config import ServerConfig
 from .convert import Problems
 from .errors import BadRequest, RpcError
-from .limits import Call, Limits, Plan
+from .limits import Call, Limits, Plan, peer_of
 
 MIN_INTERVAL_MS, MAX_INTERVAL_MS = 10, 60_000
 DEFAULT_INTERVAL_MS = 250
@@ -206,7 +206,8 @@ class Service:
 
         timer = threading.Timer(2 * c.max_analysis_seconds, stop_at_cap)
         timer.daemon = True
-        with self.limits.slots.hold(threads, expected_ms=expected_ms, ended=lambda: token.cancelled):
+        with self.limits.slots.hold(threads, expected_ms=expected_ms, ended=lambda: token.cancelled,
+                                   peer=peer_of(call)):
             timer.start()
             stream = analysis.analyze(match, iterations=iterations, seed=request.seed, jobs=threads, cancel=token)
             try:

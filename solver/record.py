@@ -165,6 +165,8 @@ def loads(text: str) -> Match:
         data = json.loads(text)
     except (json.JSONDecodeError, TypeError) as e:
         raise RecordError(f"not JSON: {e}") from None
+    except RecursionError:                  # arrays or objects nested thousands deep
+        raise RecordError("not a cirulla.v1.Record: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise RecordError("not a cirulla.v1.Record: a record is a JSON object")
     msg = pb.Record()

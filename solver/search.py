@@ -252,9 +252,17 @@ def tables_ready(rules: Rules) -> bool:
     if _distribution_key(rules) in _distributions and (not _has_equity(rules) or rules in _equities):
         return True
     with _tables_lock:
-        if rules not in _building or _building[rules].done():
-            _building[rules] = _builder.submit(build_tables, rules)
+        if rules not in _building:
+            _building[rules] = _builder.submit(_build_in_background, rules)
     return False
+
+
+def _build_in_background(rules: Rules) -> None:
+    try:
+        build_tables(rules)
+    finally:                        # forgotten once built: one entry per option set ever seen would grow
+        with _tables_lock:
+            _building.pop(rules, None)
 
 
 def build_tables(rules: Rules) -> None:

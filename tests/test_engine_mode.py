@@ -129,6 +129,9 @@ class Call:
     def add_callback(self, callback):
         return True
 
+    def peer(self):
+        return "test"
+
 
 def as_dict(message) -> dict:
     return json_format.MessageToDict(message)

@@ -685,3 +685,21 @@ def test_exact_search_of_a_view_no_world_fits_stops(preset):
     assert bad.problems()          # validation refuses it; run_search is called past it on purpose
     with pytest.raises(StateError, match="no world"):
         run_search(Knowledge.of(bad), method=SearchMethod.EXACT, iterations=200)
+
+
+def test_the_tables_built_in_the_background_are_not_remembered_as_building():
+    """Each option set the server had not seen left an entry in the builder's
+    book for ever: a client naming new option sets grew the server's memory."""
+    from cirulla.solver import search
+
+    option_sets = [Rules(target=t) for t in (41, 43, 47)]      # targets no other test uses
+    for rules in option_sets:
+        assert not search.tables_ready(rules)
+    deadline = time.monotonic() + 30
+    while not all(search.tables_ready(r) for r in option_sets):
+        assert time.monotonic() < deadline, "tables not built within 30 s"
+        time.sleep(0.02)
+    deadline = time.monotonic() + 5
+    while any(r in search._building for r in option_sets):
+        assert time.monotonic() < deadline, f"still booked: {[r for r in option_sets if r in search._building]}"
+        time.sleep(0.01)

@@ -1,0 +1,153 @@
+"""Fuzzing the service, bounded for CI (about 45 s in all).
+
+- Malformed requests to every RPC of a real `cirulla-server` child process on
+  a free loopback port (tests/fuzz/malformed.py builds and judges them): each
+  answer a status the RPC documents, every INVALID_ARGUMENT naming its
+  fields, never INTERNAL or UNKNOWN; then the server still answers a good
+  request, its log shows no failure, and it stops on SIGTERM within its grace
+  (the log says "stopped", exit 0). The seed is fixed (CIRULLA_FUZZ_SEED picks
+  another, CIRULLA_FUZZ_REQUESTS another count); a failure prints the seed,
+  the case and the request, and `python bench/soak.py --seed S --case I`
+  sends that request again.
+- The coverage-guided fuzzers of the view and record decoders
+  (tests/fuzz/fuzz_view.py, fuzz_record.py: atheris) for FUZZ_SECONDS each, at
+  the same time, over the committed corpus (tests/fuzz/corpus/), their finds
+  written to a temporary folder: a crash fails the test with libFuzzer's
+  report. atheris is in the `test` extra on Linux (where it has wheels);
+  without it these tests skip, unless CIRULLA_REQUIRE_ATHERIS=1 (CI sets it).
+- The defects fuzzing found, one regression test each.
+
+bench/soak.py runs the same requests by the hundred thousand.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fuzz import malformed
+from grpc_health.v1 import health_pb2
+from test_server_process import Process
+
+from cirulla.server.errors import BadRequest
+from cirulla.solver import record
+from cirulla.solver.errors import RecordError
+from cirulla.v1 import engine_service_pb2 as epb
+from server_support import choice_position, view_msg
+
+SEED = int(os.environ.get("CIRULLA_FUZZ_SEED", "20261130"))
+REQUESTS = int(os.environ.get("CIRULLA_FUZZ_REQUESTS", "4000"))
+FUZZ_SECONDS = 20
+FUZZ = Path(__file__).resolve().parent / "fuzz"
+
+
+@pytest.fixture(scope="module")
+def server():
+    p = Process(*malformed.SERVER_FLAGS)
+    try:
+        yield p
+    finally:
+        p.stop()
+
+
+# --- malformed requests against a real server -------------------------------------------
+
+def test_malformed_requests_to_every_rpc(server):
+    generator = malformed.Generator(SEED)
+    tally = malformed.Tally()
+    malformed.run(server.channel, generator, range(REQUESTS), tally, timeout=30)
+    counts = "\n".join(f"  {rpc} {code}: {n}" for (rpc, code), n in sorted(tally.counts.items()))
+    if tally.defects:
+        shown = "\n\n".join(tally.report(d) for d in tally.defects[:5])
+        pytest.fail(f"seed {SEED}: {len(tally.defects)} of {tally.requests} answers out of contract "
+                    f"(`python bench/soak.py --seed {SEED} --case I` sends case I again):\n\n{shown}\n\n{counts}")
+    assert tally.requests == REQUESTS
+    answered = {rpc for rpc, _ in tally.counts}
+    assert answered == set(malformed.RPC), f"RPCs without a case: {set(malformed.RPC) - answered}"
+    # the bad input reached the checks, and enough good input the searches
+    for rpc in ("EngineService/GetHint", "EngineService/StreamHint", "EngineService/ChooseMove",
+                "RulesService/ListLegalMoves", "RulesService/ReplayRecord", "AnalysisService/AnalyzeGame"):
+        assert tally.counts[rpc, "INVALID_ARGUMENT"] and tally.counts[rpc, "OK"], counts
+
+
+def test_the_server_still_serves_then_stops_on_sigterm(server):
+    view = view_msg(choice_position())
+    answer = server.engine.GetHint(epb.GetHintRequest(view=view, budget=epb.Budget(iterations=200)), timeout=10)
+    assert answer.hint.moves and answer.hint.best.text
+    assert server.status() == health_pb2.HealthCheckResponse.SERVING
+    assert malformed.log_defects(server.lines) == []
+    status, seconds = malformed.sigterm(server.proc)
+    log = "".join(server.lines)
+    assert status == 0, f"exit {status} {seconds:.1f} s after SIGTERM:\n{log[-3000:]}"
+    assert re.search(r"INFO cirulla.server: stopped\n", log), log[-3000:]
+    assert malformed.log_defects(server.lines) == []
+
+
+# --- the coverage-guided fuzzers ------------------------------------------------------------
+
+def _atheris_missing() -> bool:
+    if importlib.util.find_spec("atheris") is not None:
+        return False
+    if os.environ.get("CIRULLA_REQUIRE_ATHERIS") == "1":
+        pytest.fail("atheris is not installed, and CIRULLA_REQUIRE_ATHERIS=1: pip install -e '.[test]'")
+    return True
+
+
+@pytest.fixture(scope="module")
+def fuzzer_runs(tmp_path_factory):
+    """Both fuzzers, run at once for FUZZ_SECONDS over the committed corpus;
+    name -> (exit status, libFuzzer's output)."""
+    if _atheris_missing():
+        pytest.skip("atheris is not installed (the `test` extra has it on Linux)")
+    procs = {}
+    for name in ("view", "record"):
+        work = tmp_path_factory.mktemp(f"fuzz-{name}")
+        (work / "new").mkdir()
+        procs[name] = subprocess.Popen(
+            [sys.executable, str(FUZZ / f"fuzz_{name}.py"), str(work / "new"), str(FUZZ / "corpus" / name),
+             f"-max_total_time={FUZZ_SECONDS}", "-seed=1", "-timeout=60", "-rss_limit_mb=2048",
+             "-print_final_stats=1", f"-artifact_prefix={work}/"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=work)
+    runs = {}
+    for name, proc in procs.items():
+        try:
+            output, _ = proc.communicate(timeout=FUZZ_SECONDS + 240)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            output, _ = proc.communicate()
+            output += "\n(killed: it ran far past -max_total_time)"
+        runs[name] = (proc.returncode, output)
+    return runs
+
+
+@pytest.mark.parametrize("name", ["view", "record"])
+def test_the_coverage_guided_fuzzer_finds_nothing(fuzzer_runs, name):
+    status, output = fuzzer_runs[name]
+    lines = [line for line in output.splitlines() if not line.startswith("INFO: Instrumenting")]
+    tail = "\n".join(lines[-80:])
+    assert status == 0, f"fuzz_{name}.py found a crash (exit {status}); libFuzzer's report:\n{tail}"
+    runs = re.search(r"Done (\d+) runs", output)
+    assert runs and int(runs.group(1)) > 100, tail
+    corpus = len(list((FUZZ / "corpus" / name).iterdir()))
+    assert re.search(rf"INFO: +{corpus} files found", output), tail         # it read the whole corpus
+
+
+# --- regressions: what the fuzzing found ------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"events": ' + "[" * 100_000, '{"a": ' * 50_000 + "1"])
+def test_json_nested_too_deeply_is_bad_input_not_a_crash(text):
+    """json.loads raises RecursionError past about a thousand levels: a saved
+    game (record.loads) got a traceback, and `cirulla engine` died on such a
+    line instead of answering it and reading the next."""
+    from cirulla.cli import engine
+
+    with pytest.raises(RecordError, match="nested too deeply"):
+        record.loads(text)
+    with pytest.raises(BadRequest) as refused:
+        engine._parse(text)
+    assert "nested too deeply" in refused.value.violations[0][1]
+    assert engine._id_in(text) == ""

@@ -1,0 +1,90 @@
+"""The search slots shared out between peers (server/limits.py SearchSlots):
+one client cannot keep the others out by flooding the server."""
+from __future__ import annotations
+
+import threading
+import time
+
+import grpc
+import pytest
+
+from cirulla.server.errors import RpcError
+from cirulla.server.limits import SearchSlots
+
+
+def waiter(slots: SearchSlots, peer: str, got: list[str]) -> threading.Thread:
+    """A call of `peer` waiting for one slot; its name goes to `got` when it has it (and it keeps it).
+    Those still waiting when a test ends are refused at their wait's end, quietly."""
+    def run() -> None:
+        try:
+            slots.acquire(1, peer=peer)
+        except RpcError:
+            return
+        got.append(peer)
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
+def until(condition, seconds: float = 5.0) -> None:
+    end = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.001)
+
+
+def test_a_lone_peer_uses_every_free_slot():
+    slots = SearchSlots(2, wait_ms=0, max_waiting=0)
+    slots.acquire(1, peer="a")
+    slots.acquire(1, peer="a")
+    assert slots.in_use == 2
+
+
+def test_a_freed_slot_goes_to_the_peer_holding_fewest_not_the_first_in_line():
+    slots = SearchSlots(2, wait_ms=3_000, max_waiting=8)
+    first = slots.acquire(1, peer="flood")
+    slots.acquire(1, peer="flood")
+    got: list[str] = []
+    flood = waiter(slots, "flood", got)
+    until(lambda: slots.waiting == 1)
+    other = waiter(slots, "other", got)           # came later, holds nothing
+    until(lambda: slots.waiting == 2)
+    slots.release(1, first, "flood")
+    until(lambda: got)
+    assert got == ["other"]                       # first come, first served would give it to "flood"
+    assert slots.waiting == 1
+    other.join(1)
+    slots.release(1, 99, "other")                 # "flood" holds 1, nobody else waits: its turn
+    until(lambda: len(got) == 2)
+    flood.join(1)
+    assert got == ["other", "flood"]
+
+
+def test_among_equals_first_come_first_served():
+    slots = SearchSlots(1, wait_ms=3_000, max_waiting=8)
+    held = slots.acquire(1, peer="x")
+    got: list[str] = []
+    for n, peer in enumerate(("b", "c"), 1):
+        waiter(slots, peer, got)
+        until(lambda n=n: slots.waiting == n)
+    slots.release(1, held, "x")
+    until(lambda: got)
+    assert got == ["b"]
+
+
+def test_one_peer_may_fill_at_most_half_the_queue():
+    slots = SearchSlots(1, wait_ms=3_000, max_waiting=4)
+    held = slots.acquire(1, peer="flood")
+    got: list[str] = []
+    for n in (1, 2):
+        waiter(slots, "flood", got)
+        until(lambda n=n: slots.waiting == n)
+    with pytest.raises(RpcError) as refused:
+        slots.acquire(1, peer="flood")
+    assert refused.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "this peer's" in refused.value.message and refused.value.retry_after
+    waiter(slots, "other", got)                   # the rest of the queue is the others'
+    until(lambda: slots.waiting == 3)
+    slots.release(1, held, "flood")
+    until(lambda: len(got) == 1)
+    assert got == ["flood"] and slots.waiting == 2  # nobody holds a slot: the first in line
