@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -14,6 +15,9 @@ from cirulla.solver.match import Match
 
 from . import render
 from .remote import OK, CliError
+
+if TYPE_CHECKING:
+    from cirulla.v1 import analysis_service_pb2 as apb
 
 
 def _local(match: Match, args) -> Iterator[Decision | Summary]:
@@ -75,17 +79,20 @@ def run_analysis(match: Match, args, console: Console) -> int:
         except OSError as e:
             raise CliError(f"cannot write {args.html}: {e.strerror}") from None
     if args.json:
-        from cirulla.server.convert import decision_to_proto, summary_to_proto
-        from cirulla.v1 import analysis_service_pb2 as apb
-
         from .output import emit
-        emit(apb.GameAnalysis(decisions=[decision_to_proto(d) for d in decisions],
-                              summary=summary_to_proto(summary)))
+        emit(game_analysis(decisions, summary))
     else:
         show(match, decisions, summary, console, every=args.all)
     if args.html:
         console.print(f"Report written to {args.html}", soft_wrap=True)
     return OK
+
+
+def game_analysis(decisions: list[Decision], summary: Summary) -> apb.GameAnalysis:
+    """The analysis as one cirulla.v1.GameAnalysis (--json, and a line of the batch mode)."""
+    from cirulla.server.convert import decision_to_proto, summary_to_proto
+    from cirulla.v1 import analysis_service_pb2 as apb
+    return apb.GameAnalysis(decisions=[decision_to_proto(d) for d in decisions], summary=summary_to_proto(summary))
 
 
 def show(match: Match, decisions: list[Decision], summary: Summary, console: Console, *,

@@ -176,8 +176,15 @@ def cmd_hint(args) -> int:
 # --- analyze ----------------------------------------------------------------------
 
 def cmd_analyze(args) -> int:
+    from .batch import is_batch, run_batch
+    if is_batch(args):
+        return run_batch(args)
+    from cirulla.solver.analysis import DEFAULT_JOBS
+
     from .analyze import run_analysis
-    return run_analysis(records.load(args.record), args, console_for(args))
+    if args.jobs is None:
+        args.jobs = DEFAULT_JOBS
+    return run_analysis(records.load(args.records[0]), args, console_for(args))
 
 
 # --- arena ------------------------------------------------------------------------
@@ -307,12 +314,27 @@ def build_parser() -> argparse.ArgumentParser:
                  "deal; per-player accuracy. Thresholds: see cirulla.solver.analysis.",
                  "examples:\n  cirulla analyze game.json\n  cirulla analyze game.json --html game.html\n"
                  "  cirulla analyze game.json --all --iterations 100000\n"
-                 "  cirulla analyze game.json --server 127.0.0.1:50051 --json > analysis.json")
-    an.add_argument("record", help="a game record (JSON)")
-    an.add_argument("--html", metavar="FILE", help="also write the report as a self-contained web page")
+                 "  cirulla analyze game.json --server 127.0.0.1:50051 --json > analysis.json\n\n"
+                 "many games (one JSON line per game; a rerun skips the games --out holds):\n"
+                 "  cirulla analyze games/ more.jsonl --out results.jsonl --html players.html\n"
+                 "  cirulla analyze games/ --out results.jsonl --scheduler tcp://10.0.0.5:8786\n"
+                 "  cirulla analyze games/ --out results.jsonl --server 127.0.0.1:50051 --jobs 4\n\n"
+                 "batch exit codes: 0 every game analysed, 1 some records bad or games failed,\n"
+                 "2 bad usage, 130 interrupted (the lines written stay)")
+    an.add_argument("records", nargs="+", metavar="RECORD",
+                    help="a game record (JSON); several, folders (their *.json) or JSON-lines files (.jsonl, "
+                         "a record per line) for the batch mode")
+    an.add_argument("--html", metavar="FILE", help="also write the report (batch: the table per player) "
+                                                   "as a self-contained web page")
     an.add_argument("--all", action="store_true", help="list every decision, not only the errors")
     _add_budget(an, "iterations per search (default 30000)")
-    an.add_argument("--jobs", type=int, default=2, help="decisions analysed at once (default 2)")
+    an.add_argument("--jobs", type=int, help="decisions analysed at once (default 2); batch: worker processes "
+                                             "of the local cluster, or calls to --server at once (default: the cores)")
+    b = an.add_argument_group("batch mode")
+    b.add_argument("--out", metavar="FILE", help="append a cirulla.v1.GameAnalysisLine per game to FILE "
+                                                 "(JSON lines), skipping the games it holds")
+    b.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask cluster's scheduler (tcp://HOST:PORT) "
+                                                          "instead of a local cluster")
     _add_remote(an)
     an.set_defaults(run=cmd_analyze)
 

@@ -1,11 +1,13 @@
 """The cirulla.v1 server: build it, serve it, stop it gracefully.
 
 `cirulla-server` (main) reads flags and CIRULLA_* variables, serves until
-SIGTERM or SIGINT, then: health NOT_SERVING, new calls refused with
-UNAVAILABLE, calls in flight given the grace period to finish, exit 0.
-The exit does not hang on grpcio: its server.stop() waits until every call
-has left grpcio's books, and a call that never does (grpcio's second status
-after a request stream it could not decode: see calls.py) would keep it
+SIGTERM or SIGINT, then: health NOT_SERVING; if clients watch health, it
+serves on for the lame-duck time while they route around it; then new calls
+are refused with UNAVAILABLE (a client's retry policy sends them to another
+replica), calls in flight are given the rest of the grace period to finish,
+and exit 0. The exit does not hang on grpcio: its server.stop() waits until every
+call has left grpcio's books, and a call that never does (grpcio's second
+status after a request stream it could not decode: see calls.py) would keep it
 waiting for ever; shutdown waits for it a bounded time (STOP_SECONDS).
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ import logging
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from concurrent import futures
 from dataclasses import dataclass
@@ -34,10 +37,11 @@ from cirulla.v1 import (
 )
 
 from .auth import BearerTokenInterceptor
-from .calls import CallLog
+from .calls import CallLog, formatter
 from .config import ServerConfig, parse_config
 from .errors import ServerInterceptor
 from .health import HealthServicer
+from .metrics import Metrics, MetricsServer
 from .service import Service
 from .servicers import AnalysisServicer, EngineServicer, RulesServicer
 
@@ -51,6 +55,9 @@ SERVICES = (engine_service_pb2.DESCRIPTOR.services_by_name["EngineService"].full
 # Reflection v1 has v1alpha's messages under another package name, so v1alpha's
 # servicer answers both (grpcio-reflection ships only v1alpha).
 REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
+# every service served, for reflection to list and the metrics to label
+SERVED = (*SERVICES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME,
+          REFLECTION_V1)
 
 
 @dataclass
@@ -62,16 +69,33 @@ class Running:
     health: HealthServicer
     calls: CallLog
     service: Service
+    metrics: Metrics
+    metrics_server: MetricsServer | None      # None: --metrics-listen not set
 
     @property
     def address(self) -> str:
         return f"{self.config.listen.rpartition(':')[0]}:{self.port}"
 
+    @property
+    def metrics_address(self) -> str | None:
+        if self.config.metrics_listen is None or self.metrics_server is None:
+            return None
+        return f"{self.config.metrics_listen.rpartition(':')[0]}:{self.metrics_server.port}"
+
     def shutdown(self, grace: float | None = None) -> bool:
-        """NOT_SERVING, refuse new calls, let those in flight finish within the
-        grace period, cancel what is left. True if nothing had to be cancelled."""
+        """NOT_SERVING, the lame-duck time if clients watch health, then no new
+        calls; those in flight finish within the grace period, what is left is
+        cancelled. True if nothing had to be cancelled."""
         grace = self.config.grace_seconds if grace is None else grace
         self.health.enter_graceful_shutdown()
+        if self.health.watching():
+            # Clients that watch health take this replica out of their round_robin as soon as
+            # they hear NOT_SERVING; until then, serve what they send. grpcio's stop() ends
+            # calls it has taken in but not handed over with CANCELLED (grpc/grpc#41785):
+            # only calls that no longer come are safe from it.
+            lame_duck = min(self.config.lame_duck_ms / 1000, grace)
+            time.sleep(lame_duck)
+            grace -= lame_duck
         self.calls.drain()
         idle = self.calls.wait_idle(grace)
         # idle: the handlers are done, a moment lets their answers go out; else cancel now
@@ -80,6 +104,8 @@ class Running:
         if not stopped:
             log.warning("grpcio did not report the server stopped %.1f s after the calls were cancelled; "
                         "going on without it", STOP_SECONDS)
+        if self.metrics_server is not None:         # last: scrapes see the drain
+            self.metrics_server.close()
         return idle
 
 
@@ -92,7 +118,9 @@ def _read(path: str, what: str) -> bytes:
 
 def build(config: ServerConfig) -> Running:
     """A started server; listen on port 0 for a free port (see Running.port)."""
-    calls = CallLog(max_watch_streams=config.max_watch_streams, max_reflection_streams=config.max_reflection_streams)
+    metrics = Metrics(_served_methods())
+    calls = CallLog(max_watch_streams=config.max_watch_streams, max_reflection_streams=config.max_reflection_streams,
+                    metrics=metrics)
     interceptors: list[ServerInterceptor] = [calls]                  # outermost: it logs refused calls too
     if config.token:
         interceptors.append(BearerTokenInterceptor(config.token))
@@ -104,8 +132,10 @@ def build(config: ServerConfig) -> Running:
         maximum_concurrent_rpcs=config.worker_threads * 4,
         options=[("grpc.max_receive_message_length", config.max_message_bytes),
                  ("grpc.max_send_message_length", config.max_message_bytes),
-                 ("grpc.so_reuseport", 0)])      # a port in use is an error, not a shared port
-    service = Service(config)
+                 ("grpc.so_reuseport", 0),       # a port in use is an error, not a shared port
+                 *_connection_age(config)])
+    service = Service(config, metrics)
+    metrics.watch(service.limits.slots)
     service.warm_up(config.presets_to_warm)
     engine_service_pb2_grpc.add_EngineServiceServicer_to_server(EngineServicer(service), server)
     rules_service_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(service), server)
@@ -121,18 +151,35 @@ def build(config: ServerConfig) -> Running:
         port = server.add_secure_port(config.listen, credentials)
     else:
         port = server.add_insecure_port(config.listen)
+    try:
+        metrics_server = None if config.metrics_listen is None else metrics.serve(config.metrics_listen)
+    except RuntimeError:
+        server.stop(None)                   # (not started: nothing to wait for)
+        raise
     server.start()
     for name in ("", *SERVICES):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return Running(server, port, config, health_servicer, calls, service)
+    return Running(server, port, config, health_servicer, calls, service, metrics, metrics_server)
+
+
+def _connection_age(config: ServerConfig) -> list[tuple[str, int]]:
+    """grpcio's options for the connection age (0: left out, grpcio's default: none)."""
+    return [(option, value) for option, value in (("grpc.max_connection_age_ms", config.max_connection_age_ms),
+                                                  ("grpc.max_connection_age_grace_ms",
+                                                   config.max_connection_age_grace_ms)) if value]
+
+
+def _served_methods() -> list[str]:
+    """The full name of every method served: /package.Service/Method."""
+    _describe_reflection_v1()
+    pool = descriptor_pool.Default()
+    return [f"/{name}/{method.name}" for name in SERVED for method in pool.FindServiceByName(name).methods]
 
 
 def _add_reflection(server: grpc.Server) -> None:
     """Server reflection, v1 and v1alpha, listing every service."""
     _describe_reflection_v1()
-    names = (*SERVICES, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME,
-             REFLECTION_V1)
-    servicer = reflection.ReflectionServicer(names)
+    servicer = reflection.ReflectionServicer(SERVED)
     for service_name in (reflection.SERVICE_NAME, REFLECTION_V1):
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service_name, {
             "ServerReflectionInfo": grpc.stream_stream_rpc_method_handler(
@@ -175,6 +222,8 @@ def serve(config: ServerConfig) -> int:
     except (ValueError, RuntimeError) as e:     # unreadable certificates, a port in use
         log.error("cannot start: %s", e)
         return 1
+    if running.metrics_address is not None:      # (before "listening": who waits for that finds both)
+        log.info("metrics on http://%s/metrics", running.metrics_address)
     log.info("cirulla.v1 listening on %s (%s%s)", running.address, "TLS" if config.tls else "plaintext",
              ", bearer token required" if config.token else "")
     host = config.listen.rpartition(":")[0].strip("[]")
@@ -194,8 +243,9 @@ def serve(config: ServerConfig) -> int:
 def main(argv: Sequence[str] | None = None) -> None:
     """The `cirulla-server` command."""
     config = parse_config(argv)
-    logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter(config.log_format))
+    logging.basicConfig(level=config.log_level.upper(), handlers=[handler])
     sys.exit(serve(config))
 
 

@@ -18,18 +18,30 @@ RESOURCE_EXHAUSTED:
 - server reflection (ServerReflectionInfo, v1 and v1alpha): each open stream
   holds a handler thread, so at most `max_reflection_streams` at once (the
   config adds as many threads to the pool: see ServerConfig.worker_threads).
+
+Each call has a request id, the client's (metadata `x-request-id`) or one
+made up, sent back in the trailers and written in the call's log line, so
+that a client can find its call in the log. A call's line carries its fields
+(method, status, ms, peer, request_id) in the record's `call`: the json
+format writes them as fields, the text one as
+`/cirulla.v1.EngineService/GetHint OK 103.2 ms request_id=...`.
 """
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 import grpc
 
 from .errors import BadRequest, Handler, ServerInterceptor, clip, refusing, to_status
+from .metrics import Metrics
 
 log = logging.getLogger("cirulla.server")
 
@@ -37,6 +49,10 @@ log = logging.getLogger("cirulla.server")
 _NOT_WORK = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 WATCH = "/grpc.health.v1.Health/Watch"
 REFLECTION = "/grpc.reflection."
+REQUEST_ID = "x-request-id"
+# a client's request id is cut to this (not with an ellipsis: metadata is ASCII)
+MAX_REQUEST_ID = 128
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 # a method's behaviour, of any shape: (the request, or the client's stream of
 # them; the context) -> the response, or the stream of them
@@ -84,7 +100,9 @@ class StreamCap:
 class CallLog(ServerInterceptor):
     """The outermost interceptor: it sees every call, refused ones included."""
 
-    def __init__(self, *, max_watch_streams: int = 100, max_reflection_streams: int = 4) -> None:
+    def __init__(self, *, max_watch_streams: int = 100, max_reflection_streams: int = 4,
+                 metrics: Metrics | None = None) -> None:
+        self._metrics = metrics if metrics is not None else Metrics()
         self._lock = threading.Condition()
         self._in_flight = 0
         self._draining = False
@@ -115,8 +133,8 @@ class CallLog(ServerInterceptor):
         handler = continuation(details)
         method = details.method
         if handler is None:                 # grpcio answers UNIMPLEMENTED at once
-            # (the name is the caller's: clipped)
-            log.info("%s %s %.1f ms", clip(method), grpc.StatusCode.UNIMPLEMENTED.name, 0.0)
+            self._record(method, grpc.StatusCode.UNIMPLEMENTED, 0.0, None,
+                         request_id(details.invocation_metadata))
             return None
         counted = not method.startswith(_NOT_WORK)
         if counted and self._draining:
@@ -147,14 +165,17 @@ class CallLog(ServerInterceptor):
             wrapped = wrap(behavior, method, counted, cap, handler.request_streaming)
         return factory(wrapped, request_deserializer=deserializer, response_serializer=handler.response_serializer)
 
-    def _start(self, counted: bool) -> float:
+    def _start(self, counted: bool, context: grpc.ServicerContext) -> _Started:
         if counted:
             with self._lock:
                 self._in_flight += 1
-        return time.perf_counter()
+        started = _Started(time.perf_counter(), request_id(context.invocation_metadata()))
+        _echo(context, started.request_id)
+        return started
 
-    def _end(self, counted: bool, method: str, context: grpc.ServicerContext, start: float, failed: bool) -> None:
-        ms = (time.perf_counter() - start) * 1000
+    def _end(self, counted: bool, method: str, context: grpc.ServicerContext, started: _Started,
+             failed: bool) -> None:
+        ms = (time.perf_counter() - started.at) * 1000
         # the code set so far (None: none yet); grpc-stubs 1.53 predates ServicerContext.code()
         code: grpc.StatusCode | None = context.code()      # type: ignore[attr-defined]
         if code is None:
@@ -164,16 +185,24 @@ class CallLog(ServerInterceptor):
                 code = grpc.StatusCode.UNKNOWN
             else:
                 code = grpc.StatusCode.OK
-        log.info("%s %s %.1f ms", method, code.name, ms)
+        _echo(context, started.request_id)      # again: abort_with_status replaces the trailers
+        self._record(method, code, ms, context.peer(), started.request_id)
         if counted:
             with self._lock:
                 self._in_flight -= 1
                 self._lock.notify_all()
 
+    def _record(self, method: str, code: grpc.StatusCode, ms: float, peer: str | None, request: str) -> None:
+        """The call's log line and metrics (a method may be a caller's made-up name: clipped)."""
+        method = clip(method)
+        log.info("%s %s %.1f ms", method, code.name, ms, extra={"call": {
+            "method": method, "status": code.name, "ms": round(ms, 1), "peer": peer, "request_id": request}})
+        self._metrics.call_ended(method, code, ms / 1000)
+
     def _unary(self, behavior: Behavior, method: str, counted: bool, cap: StreamCap | None,
                request_streaming: bool) -> Behavior:
         def call(request: Any, context: grpc.ServicerContext) -> Any:
-            start, failed = self._start(counted), True
+            started, failed = self._start(counted, context), True
             try:
                 if request_streaming:
                     request = _checked(request, context)
@@ -183,13 +212,13 @@ class CallLog(ServerInterceptor):
                 failed = False
                 return response
             finally:
-                self._end(counted, method, context, start, failed)
+                self._end(counted, method, context, started, failed)
         return call
 
     def _streaming(self, behavior: Behavior, method: str, counted: bool, cap: StreamCap | None,
                    request_streaming: bool) -> Behavior:
         def call(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-            start, failed = self._start(counted), True
+            started, failed = self._start(counted, context), True
             give_back = None
             try:
                 if request_streaming:
@@ -210,14 +239,14 @@ class CallLog(ServerInterceptor):
             finally:
                 if give_back is not None:
                     give_back()
-                self._end(counted, method, context, start, failed)
+                self._end(counted, method, context, started, failed)
         return call
 
     def _non_blocking(self, behavior: NonBlocking, method: str, cap: StreamCap | None) -> NonBlocking:
         """A non-blocking behaviour stays one: it returns at once and answers
         through the callback; its log line is written when the call ends."""
         def call(request: Any, context: grpc.ServicerContext, send_response: Callable[[Any], None]) -> None:
-            start = time.perf_counter()
+            started = self._start(False, context)
             failed, logged_at_end = True, False
             give_back: Callable[[], None] | None = None
             try:
@@ -230,7 +259,7 @@ class CallLog(ServerInterceptor):
                 def ended() -> None:
                     if give_back is not None:
                         give_back()
-                    self._end(False, method, context, start, failed)
+                    self._end(False, method, context, started, failed)
                 logged_at_end = context.add_callback(ended)
                 if not logged_at_end:       # the call has ended already
                     ended()
@@ -241,12 +270,67 @@ class CallLog(ServerInterceptor):
                 if not logged_at_end:       # refused before the end's callback was set
                     if give_back is not None:
                         give_back()
-                    self._end(False, method, context, start, True)
+                    self._end(False, method, context, started, True)
                 raise
 
         call.experimental_non_blocking = True                        # type: ignore[attr-defined]
         call.experimental_thread_pool = getattr(behavior, "experimental_thread_pool", None)  # type: ignore[attr-defined]
         return call
+
+
+@dataclass(frozen=True)
+class _Started:
+    at: float                       # time.perf_counter()
+    request_id: str
+
+
+def request_id(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
+    """The call's x-request-id (cut to MAX_REQUEST_ID), or a new one if it has
+    none fit for a log line (printable ASCII)."""
+    for key, value in metadata or ():
+        if key == REQUEST_ID and isinstance(value, str) and value and value.isascii() and value.isprintable():
+            return value[:MAX_REQUEST_ID]
+    return uuid.uuid4().hex
+
+
+def _echo(context: grpc.ServicerContext, request: str) -> None:
+    """Send the request id back in the trailers, once, with the others."""
+    trailers = tuple(context.trailing_metadata() or ())
+    if (REQUEST_ID, request) not in trailers:
+        context.set_trailing_metadata((*trailers, (REQUEST_ID, request)))
+
+
+class TextFormatter(logging.Formatter):
+    """TEXT_FORMAT, a call's line ending with its request id."""
+
+    def __init__(self) -> None:
+        super().__init__(TEXT_FORMAT)
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        call = getattr(record, "call", None)
+        return line if call is None else f"{line} request_id={call['request_id']}"
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time, level, logger, message, a call's fields,
+    and a traceback as one string."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname, "logger": record.name, "message": record.getMessage(),
+            **getattr(record, "call", {})}
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            line["stack"] = self.formatStack(record.stack_info)
+        return json.dumps(line)
+
+
+def formatter(log_format: str) -> logging.Formatter:
+    """The formatter of a config's log_format ("text" or "json")."""
+    return JsonFormatter() if log_format == "json" else TextFormatter()
 
 
 class _Undecodable:

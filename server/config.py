@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from cirulla.solver.rules import PRESETS
 
+LOG_FORMATS = ("text", "json")
+
 
 @dataclass(frozen=True)
 class ServerConfig:
@@ -40,6 +42,10 @@ class ServerConfig:
     deadline_margin_ms: int = 25
     # Seconds that calls in flight get to finish after SIGTERM.
     grace_seconds: float = 10.0
+    # After SIGTERM, with clients watching health (client-side health checking), the
+    # server goes on serving this long, NOT_SERVING, so that they move their calls away
+    # before it stops taking any (part of the grace).
+    lame_duck_ms: int = 1000
     # Presets whose match-equity tables are built before serving (comma-separated,
     # "all" or ""): the first hint of a preset otherwise spends ~0.5 s on it.
     warm_presets: str = "classic"
@@ -50,12 +56,23 @@ class ServerConfig:
     max_reflection_streams: int = 4
     # Handler threads; 0: enough for the searches, the reflection streams and cheap calls.
     workers: int = 0
+    # Connection age (0: unlimited): past it a client connection gets a GOAWAY, so that
+    # clients balancing round_robin resolve the replicas again; then calls in flight get
+    # the grace (0: as long as they need) before the connection is closed.
+    max_connection_age_ms: int = 0
+    max_connection_age_grace_ms: int = 0
+    # Prometheus metrics over HTTP on HOST:PORT (see metrics.py); None: not served.
+    metrics_listen: str | None = None
     log_level: str = "INFO"
+    # "text" for a terminal, "json" (one object a line) for a log collector
+    log_format: str = "text"
 
     def __post_init__(self) -> None:
-        host, sep, port = self.listen.rpartition(":")
-        if not sep or not host or not port.isdigit() or int(port) > 65535:
-            raise ValueError(f"listen must be HOST:PORT, got {self.listen!r}")
+        for name, address in (("listen", self.listen), ("metrics_listen", self.metrics_listen)):
+            if address is not None and not _is_host_port(address):
+                raise ValueError(f"{name} must be HOST:PORT, got {address!r}")
+        if self.log_format not in LOG_FORMATS:
+            raise ValueError(f"log_format must be {' or '.join(LOG_FORMATS)}, got {self.log_format!r}")
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("TLS needs both a certificate and a key")
         if self.tls_client_ca and not self.tls_cert:
@@ -70,7 +87,8 @@ class ServerConfig:
         unknown = set(self.presets_to_warm) - set(PRESETS)
         if unknown:
             raise ValueError(f"warm_presets: unknown preset(s) {', '.join(sorted(unknown))}")
-        for name in ("grace_seconds", "deadline_margin_ms", "workers", "slot_wait_ms", "max_waiting_searches"):
+        for name in ("grace_seconds", "deadline_margin_ms", "workers", "slot_wait_ms", "max_waiting_searches",
+                     "max_connection_age_ms", "max_connection_age_grace_ms", "lame_duck_ms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} cannot be negative, got {getattr(self, name)}")
 
@@ -97,6 +115,11 @@ class ServerConfig:
         return self.tls_cert is not None
 
 
+def _is_host_port(address: str) -> bool:
+    host, sep, port = address.rpartition(":")
+    return bool(sep and host and port.isdigit() and int(port) <= 65535)
+
+
 _HELP = {
     "listen": "address to listen on, HOST:PORT (0.0.0.0:PORT for every interface)",
     "token": "require 'authorization: Bearer TOKEN' on every call (prefer the environment "
@@ -117,13 +140,22 @@ _HELP = {
     "max_message_bytes": "the largest request or response, in bytes",
     "deadline_margin_ms": "time kept back from a call's deadline to send the answer",
     "grace_seconds": "on SIGTERM, how long calls in flight get to finish",
+    "lame_duck_ms": "on SIGTERM, with clients watching health (client-side health checking), how long the "
+                    "server goes on serving, NOT_SERVING, for them to move their calls to other replicas "
+                    "(part of the grace)",
     "warm_presets": "presets whose match-equity tables are built before serving (comma-separated, "
                     "'all' or ''); others are built on their first hint (about 0.5 s)",
     "max_watch_streams": "Health.Watch streams open at once (they need no token); more get RESOURCE_EXHAUSTED",
     "max_reflection_streams": "server reflection streams open at once (each holds a handler thread); more get "
                               "RESOURCE_EXHAUSTED",
     "workers": "handler threads (0: max-concurrent-searches + max-waiting-searches + max-reflection-streams + 8)",
+    "max_connection_age_ms": "close client connections this old (with a GOAWAY, so that clients balancing "
+                             "round_robin resolve the replicas again); 0: never",
+    "max_connection_age_grace_ms": "how long calls in flight on a connection past its age get to finish; "
+                                   "0: as long as they need",
+    "metrics_listen": "serve Prometheus metrics over HTTP on HOST:PORT (none: not served)",
     "log_level": "DEBUG, INFO, WARNING or ERROR",
+    "log_format": "text (for a terminal) or json (one object a line, for a log collector)",
 }
 
 

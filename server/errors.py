@@ -5,7 +5,11 @@ method) turns what they raise into a status:
 - BadRequest (bad input) -> INVALID_ARGUMENT with google.rpc.BadRequest field
   violations, e.g. `view.hand[2]`: unknown card 'ZZ';
 - RpcError(code, message) -> that code (RESOURCE_EXHAUSTED, UNAVAILABLE...),
-  with a google.rpc.RetryInfo when it says when to retry;
+  with a google.rpc.RetryInfo when it says when to retry, and the same delay
+  as gRPC's own retry pushback (`grpc-retry-pushback-ms`): a client whose
+  service config retries RESOURCE_EXHAUSTED (examples/service_config.json)
+  waits that long and retries, on another replica under round_robin; a
+  RESOURCE_EXHAUSTED that will not pass by waiting says -1 (do not retry);
 - anything else -> INTERNAL, logged with its traceback, never shown to the caller.
 
 What goes back is bounded, whatever the request echoed: each field path and
@@ -29,6 +33,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
 
 import grpc
@@ -153,7 +158,21 @@ def _fitting(error: BadRequest, status: status_pb2.Status) -> int:
 
 
 def to_status(error: RpcError) -> grpc.Status:
-    return rpc_status.to_status(status_of(error))
+    status = rpc_status.to_status(status_of(error))
+    if error.code != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return status
+    pushback = -1 if error.retry_after is None else max(1, round(error.retry_after * 1000))
+    return _Status(status.code, status.details, (*status.trailing_metadata, (PUSHBACK, str(pushback))))
+
+
+PUSHBACK = "grpc-retry-pushback-ms"     # gRFC A6: how long a retrying client waits; negative: do not retry
+
+
+@dataclass(frozen=True)
+class _Status(grpc.Status):             # grpc.Status is an interface; abort_with_status reads these three
+    code: grpc.StatusCode
+    details: str
+    trailing_metadata: tuple[tuple[str, str | bytes], ...]
 
 
 def failure_of(error: BaseException) -> Failure:

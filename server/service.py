@@ -33,6 +33,7 @@ from .config import ServerConfig
 from .convert import Problems
 from .errors import BadRequest, RpcError
 from .limits import Call, Limits, Plan, peer_of
+from .metrics import Metrics
 
 MIN_INTERVAL_MS, MAX_INTERVAL_MS = 10, 60_000
 DEFAULT_INTERVAL_MS = 250
@@ -52,9 +53,10 @@ _Update: TypeAlias = tuple[bool, SearchResult] | BaseException
 
 
 class Service:
-    def __init__(self, config: ServerConfig):
+    def __init__(self, config: ServerConfig, metrics: Metrics | None = None):
         self.config = config
         self.limits = Limits(config)
+        self.metrics = metrics if metrics is not None else Metrics()      # (the engine mode's: not served)
 
     def warm_up(self, presets: Iterable[str]) -> None:
         """Build the tables of these presets now, not in a call's deadline (others
@@ -102,10 +104,10 @@ class Service:
         def run() -> None:
             try:
                 with _view_errors():
-                    updates.put((True, search(
+                    updates.put((True, self._counted(search(
                         view, iterations=plan.iterations, time_ms=plan.time_ms, seed=seed,
                         threads=plan.threads, cancel=token, progress_interval_ms=interval_ms,
-                        on_progress=lambda interim: updates.put((False, interim)), wait_for_tables=False)))
+                        on_progress=lambda interim: updates.put((False, interim)), wait_for_tables=False))))
             except BaseException as e:      # noqa: BLE001 - handed to the caller's thread
                 updates.put(e)
             finally:
@@ -207,7 +209,7 @@ class Service:
         timer = threading.Timer(2 * c.max_analysis_seconds, stop_at_cap)
         timer.daemon = True
         with self.limits.slots.hold(threads, expected_ms=expected_ms, ended=lambda: token.cancelled,
-                                   peer=peer_of(call)):
+                                   peer=peer_of(call)), self.metrics.analysing():
             timer.start()
             stream = analysis.analyze(match, iterations=iterations, seed=request.seed, jobs=threads, cancel=token)
             try:
@@ -254,8 +256,13 @@ class Service:
     def _search(self, view: SeatView, plan: Plan, seed: int, call: Call) -> SearchResult:
         with _view_errors():
             # a call keeps its budget: an option set's first search does not wait for its tables
-            return search(view, iterations=plan.iterations, time_ms=plan.time_ms, seed=seed,
-                          threads=plan.threads, cancel=self.limits.cancel_token(call), wait_for_tables=False)
+            return self._counted(search(view, iterations=plan.iterations, time_ms=plan.time_ms, seed=seed,
+                                        threads=plan.threads, cancel=self.limits.cancel_token(call),
+                                        wait_for_tables=False))
+
+    def _counted(self, result: SearchResult) -> SearchResult:
+        self.metrics.iterations.inc(result.iterations)
+        return result
 
     @staticmethod
     def _hint(result: SearchResult, plan: Plan, seed: int) -> epb.Hint:

@@ -25,6 +25,7 @@ import grpc
 import pytest
 from google.protobuf import duration_pb2, json_format
 from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_health.v1 import health, health_pb2_grpc
 from grpc_status import rpc_status
 
 from cirulla.v1 import engine_service_pb2 as epb
@@ -151,6 +152,8 @@ class Busy(engine_service_pb2_grpc.EngineServiceServicer):
 def test_retry_info_is_decoded(client, tmp_path):
     busy = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     engine_service_pb2_grpc.add_EngineServiceServicer_to_server(Busy(), busy)
+    # the health service a real server has: the examples' service config watches it
+    health_pb2_grpc.add_HealthServicer_to_server(health.HealthServicer(experimental_non_blocking=True), busy)
     port = busy.add_insecure_port("127.0.0.1:0")
     busy.start()
     try:

@@ -31,6 +31,7 @@ class Process:
         self.lines: list[str] = []
         self._ready = threading.Event()
         self.port = None
+        self.metrics_port = None            # with --metrics-listen (logged before the gRPC address)
         threading.Thread(target=self._read, daemon=True).start()
         if not self._ready.wait(30) or self.port is None:
             self.proc.kill()
@@ -42,6 +43,9 @@ class Process:
     def _read(self):
         for line in self.proc.stderr:
             self.lines.append(line)
+            metrics = re.search(r"metrics on http://127\.0\.0\.1:(\d+)", line)
+            if metrics:
+                self.metrics_port = int(metrics.group(1))
             found = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
             if found:
                 self.port = int(found.group(1))

@@ -18,6 +18,13 @@
  * <n> s`), and exits 1. Bad usage (too many arguments, a file that is not a
  * GetHintRequest) exits 2.
  *
+ * ADDRESS may name several replicas: `dns:///cirulla-server.NAMESPACE.svc:50051`
+ * (a Kubernetes headless Service) or `ipv4:10.0.0.1:50051,10.0.0.2:50051`. The
+ * channel uses the service config in ../service_config.json: calls spread
+ * round_robin over the replicas, wait for one to be ready, and are retried on
+ * another when one is going away (UNAVAILABLE) or busy (RESOURCE_EXHAUSTED,
+ * after the delay the server asks for).
+ *
  * The schema is read at run time from the repository's proto/ folder; the
  * google.rpc error protos come from the google-proto-files package.
  */
@@ -35,6 +42,7 @@ const PROTO_DIR = path.join(__dirname, '../../proto');
 const GOOGLE_PROTO_DIR = path.dirname(googleProtoFiles.getProtoPath());
 const DEFAULT_ADDRESS = '127.0.0.1:50051';
 const DEFAULT_REQUEST = path.join(__dirname, '../view.json');
+const SERVICE_CONFIG = fs.readFileSync(path.join(__dirname, '../service_config.json'), 'utf8');
 const DEADLINE_MS = 10000;
 
 // The gRPC client: proto-loader turns the schema into a service constructor.
@@ -152,7 +160,8 @@ function main(args) {
   const metadata = new grpc.Metadata();
   if (process.env.CIRULLA_TOKEN) metadata.add('authorization', `Bearer ${process.env.CIRULLA_TOKEN}`);
 
-  const client = new EngineService(address, grpc.credentials.createInsecure());
+  const client = new EngineService(address, grpc.credentials.createInsecure(),
+    { 'grpc.service_config': SERVICE_CONFIG });
   client.GetHint(request, metadata, { deadline: Date.now() + DEADLINE_MS }, (err, response) => {
     client.close();
     if (err) {

@@ -8,6 +8,13 @@ this folder): a `cirulla.v1.GetHintRequest` in protobuf's JSON mapping
 (camelCase field names, 64-bit integers as strings, enums by name). If
 CIRULLA_TOKEN is set, the call carries `authorization: Bearer <token>`.
 
+ADDRESS may name several replicas: `dns:///cirulla-server.NAMESPACE.svc:50051`
+(a Kubernetes headless Service) or `ipv4:10.0.0.1:50051,10.0.0.2:50051`. The
+channel uses the service config in ../service_config.json: calls spread
+round_robin over the replicas, wait for one to be ready, and are retried on
+another when one is going away (UNAVAILABLE) or busy (RESOURCE_EXHAUSTED,
+after the delay the server asks for).
+
 On success it prints one line per legal move, best first (the move, its
 expected points ± standard error, the chance that the next player sweeps the
 table), then `best: <move>`, and exits 0. On a failed call it prints
@@ -36,6 +43,7 @@ from cirulla.v1 import engine_service_pb2, engine_service_pb2_grpc
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_REQUEST = Path(__file__).resolve().parent.parent / "view.json"
+SERVICE_CONFIG = Path(__file__).resolve().parent.parent / "service_config.json"
 DEADLINE_S = 10.0
 USAGE = "usage: python hint.py [ADDRESS] [REQUEST_JSON]"
 
@@ -96,7 +104,8 @@ def main(args: list[str]) -> int:
     token = os.environ.get("CIRULLA_TOKEN")
     metadata = [("authorization", f"Bearer {token}")] if token else []
 
-    with grpc.insecure_channel(address) as channel:
+    options = [("grpc.service_config", SERVICE_CONFIG.read_text(encoding="utf-8")), ("grpc.enable_retries", 1)]
+    with grpc.insecure_channel(address, options=options) as channel:
         engine = engine_service_pb2_grpc.EngineServiceStub(channel)
         try:
             response = engine.GetHint(request, timeout=DEADLINE_S, metadata=metadata)

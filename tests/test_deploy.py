@@ -1,0 +1,199 @@
+"""The deployment files: the Kubernetes manifests (deploy/k8s/) validated
+offline against the API's schemas and against the server they run, and the
+Dockerfile's build steps run here as far as this machine allows (no image
+registry is reachable, so no base image: its build stage is `pip install .`
+of what it copies, which the last test does in a fresh virtualenv, then
+serves from it and probes it the way the image's HEALTHCHECK does)."""
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import venv
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from cirulla.server.app import FLUSH_SECONDS, STOP_SECONDS
+from cirulla.server.config import parse_config
+
+ROOT = Path(__file__).resolve().parent.parent
+K8S = ROOT / "deploy" / "k8s"
+KUBERNETES_VERSION = "1.31.0"       # the oldest minor the manifests are held to (kubernetes-validate's schemas)
+
+
+def manifests() -> dict[str, dict]:
+    """kind -> the one object of that kind in deploy/k8s/."""
+    found: dict[str, dict] = {}
+    for path in sorted(K8S.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            assert doc["kind"] not in found, f"two {doc['kind']}s"
+            found[doc["kind"]] = doc
+    return found
+
+
+def container(objects: dict[str, dict]) -> dict:
+    (only,) = objects["Deployment"]["spec"]["template"]["spec"]["containers"]
+    return only
+
+
+# --- Kubernetes -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", sorted(p.name for p in K8S.glob("*.yaml") if p.name != "kustomization.yaml"))
+def test_each_manifest_is_valid_for_the_kubernetes_api(path):
+    for doc in yaml.safe_load_all((K8S / path).read_text()):
+        try:
+            kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as e:
+            pytest.fail(f"{path}: {doc['kind']}: {e.message} at {'.'.join(map(str, e.path))}")
+
+
+def test_kustomization_lists_every_manifest():
+    listed = yaml.safe_load((K8S / "kustomization.yaml").read_text())["resources"]
+    assert sorted(listed) == sorted(p.name for p in K8S.glob("*.yaml") if p.name != "kustomization.yaml")
+
+
+def test_the_manifests_agree_with_each_other():
+    objects = manifests()
+    assert set(objects) == {"Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "Kustomization"}
+    deployment = objects["Deployment"]
+    pod = deployment["spec"]["template"]
+    labels = pod["metadata"]["labels"]
+    selects = lambda selector: all(labels.get(k) == v for k, v in selector.items())   # noqa: E731
+    assert selects(deployment["spec"]["selector"]["matchLabels"])
+    assert selects(objects["Service"]["spec"]["selector"])
+    assert selects(objects["PodDisruptionBudget"]["spec"]["selector"]["matchLabels"])
+    target = objects["HorizontalPodAutoscaler"]["spec"]["scaleTargetRef"]
+    assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
+    # headless: DNS gives the clients every replica's address for round_robin
+    assert objects["Service"]["spec"]["clusterIP"] == "None"
+    ports = {p["name"]: p["containerPort"] for p in container(objects)["ports"]}
+    assert {p["targetPort"] for p in objects["Service"]["spec"]["ports"]} <= set(ports)
+    assert pod["metadata"]["annotations"]["prometheus.io/port"] == str(ports["metrics"])
+
+
+def test_the_deployment_runs_the_server_with_flags_it_accepts():
+    objects = manifests()
+    c = container(objects)
+    env = {e["name"]: e["value"] for e in c.get("env", []) if "value" in e}
+    assert all(name.startswith("CIRULLA_") for name in env)
+    config = parse_config(c["args"], env)           # exits (SystemExit) on a flag or variable it does not know
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    assert config.listen == f"0.0.0.0:{ports['grpc']}"
+    assert config.metrics_listen == f"0.0.0.0:{ports['metrics']}"
+    assert config.log_format == "json"
+    assert config.max_connection_age_ms > 0       # clients re-resolve as replicas come and go
+    # one search thread per CPU the container gets, not per CPU of the node
+    assert config.max_concurrent_searches == int(c["resources"]["requests"]["cpu"])
+    assert config.max_concurrent_searches == int(c["resources"]["limits"]["cpu"])
+    # the native gRPC probes ask grpc.health.v1 on the serving port
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert c[probe]["grpc"]["port"] == ports["grpc"], probe
+    # Kubernetes waits for the server's own shutdown before it kills the pod
+    needed = config.grace_seconds + FLUSH_SECONDS + STOP_SECONDS
+    grace = objects["Deployment"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+    assert grace >= needed + 1, f"terminationGracePeriodSeconds {grace} < {needed} s of the server's shutdown + 1"
+
+
+def test_the_pod_runs_as_nobody_in_particular():
+    objects = manifests()
+    pod = objects["Deployment"]["spec"]["template"]["spec"]
+    c = container(objects)
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    assert c["securityContext"]["allowPrivilegeEscalation"] is False
+    dockerfile_user = re.search(r"^USER (\d+)$", (ROOT / "Dockerfile").read_text(), re.M)
+    assert dockerfile_user and int(dockerfile_user.group(1)) == pod["securityContext"]["runAsUser"]
+
+
+# --- the Dockerfile ------------------------------------------------------------------------------------
+
+def dockerfile() -> str:
+    return (ROOT / "Dockerfile").read_text()
+
+
+def copied() -> list[str]:
+    """What the build stage copies from the build context."""
+    sources = []
+    for line in dockerfile().splitlines():
+        if line.startswith("COPY ") and "--from=" not in line:
+            sources += line.split()[1:-1]
+    return sources
+
+
+def ignored(name: str) -> bool:
+    """Whether .dockerignore keeps a file out of a copied folder (its **/ patterns)."""
+    patterns = [p.removeprefix("**/") for p in (ROOT / ".dockerignore").read_text().split()
+                if p.startswith("**/")]
+    return any(fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def test_the_image_gets_every_package_folder_and_what_the_build_reads():
+    packages = {v.strip('"') for v in re.findall(r'= "([^"]+)"', (ROOT / "pyproject.toml").read_text().split(
+        "[tool.setuptools.package-dir]")[1].split("\n[")[0])}
+    tops = {p.split("/")[0] + "/" for p in packages}
+    assert tops <= set(copied()), f"the Dockerfile does not copy {tops - set(copied())}"
+    for needed in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
+        assert needed in copied()
+    reincluded = {p.removeprefix("!") for p in (ROOT / ".dockerignore").read_text().split() if p.startswith("!")}
+    assert reincluded == set(copied()), "the Dockerfile's COPY lines and .dockerignore's ! lines must agree"
+
+
+def test_the_image_runs_the_server_and_probes_it_as_documented():
+    text = dockerfile()
+    assert re.search(r'^ENTRYPOINT \["cirulla-server", "--listen", "0\.0\.0\.0:50051"\]$', text, re.M)
+    assert re.search(r"^RUN python -m venv /opt/cirulla && /opt/cirulla/bin/pip install --no-cache-dir \.$", text,
+                     re.M), "the build stage is the README's install"
+    health = re.search(r"^\s+CMD (\[.*\])$", text, re.M)
+    assert health and json.loads(health.group(1))[:3] == ["python", "-m", "cirulla.server.probe"]
+
+
+def test_the_image_build_steps_install_a_working_server(tmp_path):
+    """The build stage on this machine: the copied files (less .dockerignore's)
+    into an empty context, `pip install .` there into a fresh virtualenv (the
+    project's dependencies taken from this environment: no network), then
+    `cirulla-server` from that virtualenv, probed as the HEALTHCHECK does."""
+    context = tmp_path / "context"
+    context.mkdir()
+    for source in copied():
+        src = ROOT / source
+        if src.is_dir():
+            shutil.copytree(src, context / source, ignore=lambda _, names: [n for n in names if ignored(n)])
+        else:
+            shutil.copy2(src, context / source)
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--no-deps",
+                    "--no-build-isolation", "--no-index", "-q", str(context)],
+                   check=True, capture_output=True, text=True, cwd=tmp_path)
+    where = subprocess.run([str(python), "-c", "import cirulla.server.app as m, cirulla.solver._core as c, "
+                            "cirulla.v1.game_pb2 as g; print(m.__file__, c.__file__, g.__file__)"],
+                           check=True, capture_output=True, text=True, cwd=tmp_path).stdout.split()
+    assert all(path.startswith(str(env_dir)) for path in where), where       # not this checkout's
+    server = subprocess.Popen([str(env_dir / "bin" / "cirulla-server"), "--listen", "127.0.0.1:0"],
+                              stderr=subprocess.PIPE, text=True, cwd=tmp_path, env={**os.environ})
+    try:
+        port = None
+        for line in server.stderr:
+            found = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+            if found:
+                port = found.group(1)
+                break
+        assert port, "the installed server did not start"
+        probe = subprocess.run([str(python), "-m", "cirulla.server.probe", f"127.0.0.1:{port}"],
+                               capture_output=True, text=True, timeout=30, cwd=tmp_path)
+        assert (probe.returncode, probe.stdout.strip()) == (0, f"127.0.0.1:{port}: SERVING"), probe.stderr
+    finally:
+        server.terminate()
+        server.wait(30)
+    assert server.returncode == 0
+    stopped = subprocess.run([str(python), "-m", "cirulla.server.probe", f"127.0.0.1:{port}", "--timeout", "1"],
+                             capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert stopped.returncode == 1 and "UNAVAILABLE" in stopped.stderr, shlex.join(stopped.args)
