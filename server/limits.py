@@ -27,6 +27,7 @@ from .config import ServerConfig
 from .errors import BadRequest, RpcError
 
 MIN_SEARCH_MS = 1.0                 # what a call gets whose deadline leaves nothing
+ITERATIONS_PER_MS = 300             # a search thread's pace: how long a call expects to hold its slots
 MIN_RETRY_S = 0.01
 ENDED_POLL_S = 0.02                 # how often a waiting call looks whether it has ended
 
@@ -49,6 +50,13 @@ class Plan:
     iterations: int | None
     threads: int
     deadline_bound: bool            # the deadline, not the request, set time_ms
+
+    @property
+    def expected_ms(self) -> float:
+        """How long the search should hold its slots: what a refused call's RetryInfo counts on."""
+        if self.iterations is None:
+            return self.time_ms
+        return min(self.time_ms, self.iterations / (ITERATIONS_PER_MS * self.threads))
 
     def cut_short(self, result: SearchResult) -> bool:
         """Short of what was asked: the search says so (a cancel, or time running
@@ -104,7 +112,7 @@ class Limits:
         remaining = call.time_remaining()
         deadline_wait = None if remaining is None else max(remaining - self.config.deadline_margin_ms / 1000, 0)
         ended = self.cancel_token(call)
-        with self.slots.hold(plan.threads, expected_ms=plan.time_ms, at_most=deadline_wait,
+        with self.slots.hold(plan.threads, expected_ms=plan.expected_ms, at_most=deadline_wait,
                              ended=lambda: ended.cancelled, peer=peer_of(call)):
             yield self.bound_by_deadline(plan, call)
 

@@ -32,12 +32,11 @@ from . import convert
 from .config import ServerConfig
 from .convert import Problems
 from .errors import BadRequest, RpcError
-from .limits import Call, Limits, Plan, peer_of
+from .limits import ITERATIONS_PER_MS, Call, Limits, Plan, peer_of
 from .metrics import Metrics
 
 MIN_INTERVAL_MS, MAX_INTERVAL_MS = 10, 60_000
 DEFAULT_INTERVAL_MS = 250
-ITERATIONS_PER_MS = 300             # a search thread's pace, for the time an analysis expects to hold its slots
 
 # the Strength enum's levels: the solver's (players.LEVELS), which `cirulla play` offers too
 STRENGTHS = {

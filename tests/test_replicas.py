@@ -175,3 +175,21 @@ def test_with_clients_watching_health_a_stopping_server_serves_on_for_the_lame_d
         assert server.proc.wait(10) == 0
     finally:
         server.stop()
+
+
+def test_a_search_on_an_iteration_budget_is_expected_to_end_when_its_iterations_are_done():
+    """The retry delay told to a refused call came from the holder's time cap
+    (10 s for a budget in iterations alone): retrying clients waited 10 s for
+    a slot freed in a fraction of a second."""
+    with running(max_concurrent_searches=1, max_threads=1, slot_wait_ms=0) as server:
+        with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            engine = engine_service_pb2_grpc.EngineServiceStub(channel)
+            holder = engine.GetHint.future(epb.GetHintRequest(view=view_msg(position(1, 3)),
+                                                              budget=epb.Budget(iterations=60_000)), timeout=30)
+            while server.service.limits.slots.in_use == 0:
+                time.sleep(0.005)
+            with pytest.raises(grpc.RpcError) as refused:
+                engine.GetHint(next(requests(1)), timeout=10)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert retry_delay(refused.value) <= 60_000 / 300 / 1000        # 60,000 iterations at 300 a ms
+            holder.result()
