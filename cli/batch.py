@@ -49,6 +49,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from cirulla.server.config import available_cores
 from cirulla.server.convert import summary_from_proto
 from cirulla.solver import analysis, record
 from cirulla.solver.analysis import Summary
@@ -73,10 +74,6 @@ ALLOWED_FAILURES = 3
 # records read ahead (and the work cancelled on Ctrl-C) small.
 AHEAD = 2
 CONNECT_SECONDS = 10.0          # to reach a --scheduler
-
-
-def cores() -> int:
-    return max(os.cpu_count() or 1, 1)
 
 
 def is_batch(args: argparse.Namespace) -> bool:
@@ -455,7 +452,7 @@ class DaskBackend:
                 raise CliError(f"--scheduler {args.scheduler}: cannot reach the Dask scheduler: {e}",
                                UNREACHABLE) from None
         else:
-            self.cluster = local_cluster(args.jobs or cores())
+            self.cluster = local_cluster(args.jobs or available_cores())
             self.client = Client(self.cluster, set_as_default=False)
         self.finished = as_completed(loop=self.client.loop)
         self.task, self.iterations, self.seed = task, iterations, args.seed
@@ -489,7 +486,7 @@ class ServerBackend:
     def __init__(self, args: argparse.Namespace, *, iterations: int):
         from .remote import Remote
         self.remote = Remote.of(args)
-        self.jobs = args.jobs or cores()
+        self.jobs = args.jobs or available_cores()
         self.iterations, self.seed = iterations, args.seed
         self.pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="cirulla-batch")
         self.finished: queue.SimpleQueue[Future[str]] = queue.SimpleQueue()

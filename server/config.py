@@ -7,10 +7,28 @@ import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from cirulla.solver.rules import PRESETS
 
 LOG_FORMATS = ("text", "json")
+
+
+CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
+
+
+def available_cores(cpu_max: Path = CGROUP_CPU_MAX) -> int:
+    """The CPUs this process may keep busy: those it may run on, fewer if its
+    cgroup (a container's CPU limit, cgroup v2) allows less time, rounded down
+    (at least 1): a search thread per CPU the node has would be throttled."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        quota, period = cpu_max.read_text().split()
+        if quota != "max":
+            cores = min(cores, int(quota) // int(period))
+    except (OSError, ValueError):
+        pass                                # no cgroup v2 limit to read: the CPUs it may run on
+    return max(cores, 1)
 
 
 @dataclass(frozen=True)
@@ -23,11 +41,11 @@ class ServerConfig:
     tls_key: str | None = None
     tls_client_ca: str | None = None
     # Limits: searches at once (each search thread counts), and what one request may ask.
-    max_concurrent_searches: int = max(os.cpu_count() or 1, 1)
+    max_concurrent_searches: int = available_cores()
     max_budget_ms: int = 10_000
     max_iterations: int = 5_000_000
     # half the cores by default: one call leaves room for others
-    max_threads: int = max((os.cpu_count() or 1) // 2, 1)
+    max_threads: int = max(available_cores() // 2, 1)
     default_budget_ms: int = 1_000
     # A call that finds every search slot taken waits this long for one (first
     # come, first served), with at most this many calls waiting; then

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from cirulla.server.app import FLUSH_SECONDS, STOP_SECONDS
-from cirulla.server.config import parse_config
+from cirulla.server.config import available_cores, parse_config
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "deploy" / "k8s"
@@ -197,3 +197,24 @@ def test_the_image_build_steps_install_a_working_server(tmp_path):
     stopped = subprocess.run([str(python), "-m", "cirulla.server.probe", f"127.0.0.1:{port}", "--timeout", "1"],
                              capture_output=True, text=True, timeout=30, cwd=tmp_path)
     assert stopped.returncode == 1 and "UNAVAILABLE" in stopped.stderr, shlex.join(stopped.args)
+
+
+@pytest.mark.parametrize("cpu_max, expected", [("max 100000", None), ("100000 100000", 1), ("150000 100000", 1),
+                                                ("50000 100000", 1), ("not a quota", None), (None, None)])
+def test_a_container_cpu_limit_sets_the_search_slots(tmp_path, cpu_max, expected):
+    """Containers see every CPU of the node; a search thread per node CPU under
+    a limit of 1.5 CPUs would be throttled. (None: the CPUs it may run on.)"""
+    path = tmp_path / "cpu.max"
+    if cpu_max is not None:
+        path.write_text(cpu_max + "\n")
+    allowed = len(os.sched_getaffinity(0))
+    assert available_cores(path) == (allowed if expected is None else min(expected, allowed))
+    if allowed >= 2:
+        assert available_cores(_cpu_max(tmp_path, "200000 100000")) == 2
+        assert available_cores(_cpu_max(tmp_path, "250000 100000")) == 2
+
+
+def _cpu_max(folder: Path, text: str) -> Path:
+    path = folder / "two.max"
+    path.write_text(text)
+    return path
