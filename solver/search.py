@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -227,6 +228,15 @@ _distributions: dict[Rules, HandDistribution] = {}
 _building: dict[Rules, Future[None]] = {}
 _tables_lock = threading.Lock()
 _builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cirulla-tables")
+BUILDER_NICENESS = 10               # the searches that answer calls come first on a busy machine
+
+
+def _lower_priority() -> None:
+    """Lower this thread's CPU priority (Linux: a thread has its own nice value)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BUILDER_NICENESS)
+    except (AttributeError, OSError):
+        pass                        # elsewhere, or not allowed: the tables come as fast, no harm
 
 
 def _hand_distribution(rules: Rules) -> HandDistribution:
@@ -258,6 +268,7 @@ def tables_ready(rules: Rules) -> bool:
 
 
 def _build_in_background(rules: Rules) -> None:
+    _lower_priority()
     try:
         build_tables(rules)
     finally:                        # forgotten once built: one entry per option set ever seen would grow

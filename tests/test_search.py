@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import itertools
 import math
+import os
 import random
 import statistics
 import threading
@@ -703,3 +704,6 @@ def test_the_tables_built_in_the_background_are_not_remembered_as_building():
     while any(r in search._building for r in option_sets):
         assert time.monotonic() < deadline, f"still booked: {[r for r in option_sets if r in search._building]}"
         time.sleep(0.01)
+    builders = [t for t in threading.enumerate() if t.name.startswith("cirulla-tables")]
+    assert builders and all(os.getpriority(os.PRIO_PROCESS, t.native_id) >= search.BUILDER_NICENESS
+                            for t in builders), "the searches answering calls must come first"
