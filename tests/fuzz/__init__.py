@@ -5,5 +5,6 @@
   and import it as fuzz.malformed);
 - fuzz_view.py, fuzz_record.py: coverage-guided fuzzers (atheris) of the view
   and record decoders, over the seed corpora in corpus/view and corpus/record;
+  mutator.py: their custom mutator (structural half the time);
 - make_corpus.py: writes those corpora's seed files from real messages.
 """

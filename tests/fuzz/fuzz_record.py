@@ -26,7 +26,6 @@ tests/test_fuzz.py runs it for a few seconds over the committed corpus.
 """
 from __future__ import annotations
 
-import random
 import sys
 from pathlib import Path
 
@@ -41,7 +40,7 @@ with atheris.instrument_imports(include=["cirulla"]):
     from cirulla.v1 import game_pb2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))       # tests/, for fuzz.malformed
-from fuzz.malformed import mutate  # noqa: E402
+from fuzz.mutator import structural  # noqa: E402
 
 
 def _replays_again(match) -> None:
@@ -82,23 +81,9 @@ def TestOneInput(data: bytes) -> None:
     analysis.decision_count(match)
 
 
-def CustomMutator(data: bytes, max_size: int, seed: int) -> bytes:
-    rng = random.Random(seed)
-    if data[:1] != b"{" and rng.random() < 0.5:
-        try:
-            msg = game_pb2.Record.FromString(data)
-        except DecodeError:
-            msg = None
-        if msg is not None:
-            mutate(rng, msg)
-            out = msg.SerializeToString()
-            if len(out) <= max_size:
-                return out
-    return atheris.Mutate(data, max_size)
-
-
 def main() -> None:
-    atheris.Setup(sys.argv, TestOneInput, custom_mutator=CustomMutator)
+    binary = structural(game_pb2.Record, applies=lambda data: data[:1] != b"{")     # JSON text: libFuzzer's own
+    atheris.Setup(sys.argv, TestOneInput, custom_mutator=binary)
     atheris.Fuzz()
 
 

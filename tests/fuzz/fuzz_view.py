@@ -22,7 +22,6 @@ tests/test_fuzz.py runs it for a few seconds over the committed corpus.
 """
 from __future__ import annotations
 
-import random
 import sys
 from pathlib import Path
 
@@ -37,7 +36,7 @@ with atheris.instrument_imports(include=["cirulla"]):
     from cirulla.v1 import game_pb2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))       # tests/, for fuzz.malformed
-from fuzz.malformed import mutate  # noqa: E402
+from fuzz.mutator import structural  # noqa: E402
 
 
 def TestOneInput(data: bytes) -> None:
@@ -58,23 +57,8 @@ def TestOneInput(data: bytes) -> None:
         raise AssertionError(f"the completed view changes when it comes back:\n{completed}")
 
 
-def CustomMutator(data: bytes, max_size: int, seed: int) -> bytes:
-    rng = random.Random(seed)
-    if rng.random() < 0.5:
-        try:
-            msg = game_pb2.SeatView.FromString(data)
-        except DecodeError:
-            msg = None
-        if msg is not None:
-            mutate(rng, msg)
-            out = msg.SerializeToString()
-            if len(out) <= max_size:
-                return out
-    return atheris.Mutate(data, max_size)
-
-
 def main() -> None:
-    atheris.Setup(sys.argv, TestOneInput, custom_mutator=CustomMutator)
+    atheris.Setup(sys.argv, TestOneInput, custom_mutator=structural(game_pb2.SeatView))
     atheris.Fuzz()
 
 
