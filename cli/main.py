@@ -341,10 +341,14 @@ def build_parser() -> argparse.ArgumentParser:
     ar = command("arena", "play engines against each other in duplicate",
                  "Engines against each other in duplicate matches: each deal played twice with\n"
                  "the seats swapped. Engines: random, greedy, flatmc, ismcts, cheat; a budget\n"
-                 "follows a colon (ismcts:100ms, flatmc:20000it).",
+                 "follows a colon (ismcts:100ms, flatmc:20000it). Or a strength level, played\n"
+                 "as ChooseMove plays it (its own budget, one thread, seeded): level:casual,\n"
+                 "or simply casual (" + ", ".join(LEVEL_NAMES) + ").",
                  "examples:\n  cirulla arena ismcts:100ms greedy --pairs 100 --jobs 2\n"
-                 "  cirulla arena ismcts:20ms flatmc:20ms --hands 1 --pairs 500 --json")
-    ar.add_argument("a", help="engine A, e.g. ismcts:100ms")
+                 "  cirulla arena ismcts:20ms flatmc:20ms --hands 1 --pairs 500 --json\n"
+                 "  cirulla arena casual beginner --hands 1 --pairs 200 --jobs 2\n"
+                 "  python bench/ladder.py --jobs 2      every level against the one below and greedy")
+    ar.add_argument("a", help="engine A, e.g. ismcts:100ms or level:casual")
     ar.add_argument("b", help="engine B, e.g. greedy")
     ar.add_argument("--pairs", type=int, default=100, help="duplicate pairs of matches (default 100)")
     _add_rules(ar, players=(2, 4))

@@ -33,6 +33,7 @@ from cirulla.solver.errors import CirullaError, ViewError
 from cirulla.solver.events import Deal, Event, HandEnd, SideScore, Turn
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
+from cirulla.solver.players import RATINGS, Level
 from cirulla.solver.record import EnumType, FieldType
 from cirulla.solver.rules import CHOICES, PRESETS, Rules
 from cirulla.solver.search import SearchResult
@@ -433,7 +434,10 @@ def match_state_to_proto(match: Match) -> rpb.MatchState:
 
 
 def engine_info_to_proto(*, version: str, config: ServerConfig,
-                         strengths: Iterable[epb.Strength]) -> epb.GetEngineInfoResponse:
+                         strengths: Iterable[tuple[epb.Strength, Level]]) -> epb.GetEngineInfoResponse:
+    """`strengths`: each Strength served and its level, weakest first (with its
+    rating from players.RATINGS)."""
+    strengths = list(strengths)
     options = [epb.RuleOption(name=f.name, values=list(CHOICES[f.name]) if f.name in CHOICES else
                               ["true", "false"] if f.type == "bool" else [])
                for f in dataclasses.fields(Rules) if f.name != "name"]
@@ -442,7 +446,11 @@ def engine_info_to_proto(*, version: str, config: ServerConfig,
         presets=[epb.Preset(name=name, rules=record.rules_to_proto(Rules.preset(name))) for name in PRESETS],
         options=options,
         player_counts=sorted({2, 3, 4, *(Rules.preset(p).players for p in PRESETS)}),
-        strengths=list(strengths),
+        strengths=[number for number, _ in strengths],
+        strength_info=[epb.StrengthInfo(strength=number, name=lv.name, about=lv.about, iterations=lv.iterations or 0,
+                                        rating=RATINGS[lv.name].points, rating_low=RATINGS[lv.name].low,
+                                        rating_high=RATINGS[lv.name].high, rating_pairs=RATINGS[lv.name].pairs)
+                       for number, lv in strengths],
         max_time_ms=config.max_budget_ms, max_iterations=config.max_iterations,
         max_threads=config.thread_cap, default_time_ms=config.default_budget_ms,
         max_concurrent_searches=config.max_concurrent_searches,

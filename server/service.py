@@ -9,7 +9,6 @@ engine (`cirulla engine`) are thin shells around this class.
 from __future__ import annotations
 
 import queue
-import random
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -151,15 +150,13 @@ class Service:
         plan = self.limits.plan(budget, call)
         with self.limits.searching(plan, call) as plan:
             result = self._search(view, plan, request.seed, call)
-        rng = random.Random(f"{request.seed}/{strength}")
-        move = result.best if strength == epb.STRENGTH_FULL else \
-            level.pick(result, rng, view.greedy_move)
+        move = level.choose(result, request.seed, view.greedy_move)      # the same as players.choose_move
         return epb.ChooseMoveResponse(move=convert.move_to_proto(move), strength=strength,
                                       cut_short=plan.cut_short(result),
                                       stats=convert.stats_to_proto(result, request.seed))
 
     def get_engine_info(self, request: epb.GetEngineInfoRequest, call: Call) -> epb.GetEngineInfoResponse:
-        return convert.engine_info_to_proto(version=version(), config=self.config, strengths=list(STRENGTHS))
+        return convert.engine_info_to_proto(version=version(), config=self.config, strengths=list(STRENGTHS.items()))
 
     # --- RulesService ---
 

@@ -9,7 +9,10 @@ Engines (`EngineSpec.parse`): ``random``, ``greedy`` (the core's greedy
 policy), ``flatmc`` (flat Monte Carlo: every move on random worlds), ``ismcts``
 (the search), ``cheat`` (the search on the true world: it sees every card, the
 upper bound of what guessing better could gain). A budget follows a colon:
-``ismcts:100ms``, ``flatmc:20000it``; the default is 100 ms.
+``ismcts:100ms``, ``flatmc:20000it``; the default is 100 ms. The strength
+levels (solver/players.py LEVELS) play as ChooseMove plays them, at their own
+budget, one thread, seeded: ``level:casual`` or simply ``casual``
+(``level:random`` and ``level:greedy`` are ``random`` and ``greedy``).
 
     cirulla arena ismcts:100ms greedy --pairs 200 --jobs 2
 """
@@ -27,6 +30,7 @@ from .errors import CirullaError, StateError
 from .events import HandEnd
 from .match import Match
 from .moves import Move
+from .players import LEVEL_NAMES, EnginePlayer
 from .rules import Rules
 from .search import Knowledge, SearchMethod, flat_monte_carlo, match_sensitive, run_search, search
 
@@ -48,18 +52,28 @@ class EngineSpec:
     time_ms: float | None = None
     iterations: int | None = None
     params: tuple[tuple[str, Knob], ...] = ()       # tuning knobs of the search
+    level: str | None = None                        # kind "level": a searching level's name
 
     @classmethod
     def parse(cls, text: str) -> EngineSpec:
         """``kind[:budget[:knobs]]``: budget ``100ms`` or ``5000it``; knobs (for
-        tuning) like ``c=4,eps=100,follow=8,share=0.25,pick=paired``.
+        tuning) like ``c=4,eps=100,follow=8,share=0.25,pick=paired``; or a
+        strength level, ``level:NAME`` or ``NAME`` (no budget: the level's own).
 
-        :raises CirullaError: for an unknown engine, budget or knob.
+        :raises CirullaError: for an unknown engine, level, budget or knob.
         """
         kind, _, rest = text.strip().lower().partition(":")
+        if kind == "level" or (kind in LEVEL_NAMES and kind not in ENGINES):
+            name = rest if kind == "level" else kind
+            if kind != "level" and rest:
+                raise CirullaError(f"engine {text!r}: a level plays at its own budget")
+            if name not in LEVEL_NAMES:
+                raise CirullaError(f"engine {text!r}: the levels are {', '.join(LEVEL_NAMES)}")
+            return cls(name) if name in ENGINES else cls("level", level=name)
         budget, _, knobs = rest.partition(":")
         if kind not in ENGINES:
-            raise CirullaError(f"engine {text!r}: the engines are {', '.join(ENGINES)}")
+            raise CirullaError(f"engine {text!r}: the engines are {', '.join(ENGINES)}, "
+                               f"or a level: {', '.join(LEVEL_NAMES)}")
         if kind in ("random", "greedy"):
             if rest:
                 raise CirullaError(f"engine {text!r}: {kind} takes no budget")
@@ -89,6 +103,8 @@ class EngineSpec:
         raise CirullaError(f"engine {text!r}: a budget is like 100ms or 5000it")
 
     def __str__(self) -> str:
+        if self.level is not None:
+            return self.level
         text = self.kind
         if self.time_ms is not None:
             text += f":{self.time_ms:g}ms"
@@ -106,6 +122,9 @@ def make_player(spec: EngineSpec, seed: int) -> Callable[[Match], Move]:
     time_ms, iterations = spec.time_ms, spec.iterations
     # keyword arguments of run_search, each of its parameter's type (TUNING reads them so)
     knobs: dict[str, Any] = dict(spec.params)
+    if spec.kind == "level":
+        assert spec.level is not None, "a level engine names its level"
+        return EnginePlayer(spec.level, seed).choose          # as ChooseMove plays it
 
     def play(match: Match) -> Move:
         moves = match.legal_moves
@@ -249,3 +268,58 @@ def arena(a: EngineSpec | str, b: EngineSpec | str, *, rules: Rules | None = Non
                 if on_pair:
                     on_pair(len(done), summarize(a, b, done))
     return summarize(a, b, done)
+
+
+# --- the ladder of strength levels ----------------------------------------------------
+
+def ladder_matchups(levels: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """(level, opponent) pairings of the ladder: each level against the one
+    below it in players.LEVELS and, if that is not greedy, against greedy
+    (greedy's step is against random). `levels` picks the upper members
+    (default: every level above random)."""
+    names = list(LEVEL_NAMES)
+    chosen = names[1:] if levels is None else list(levels)
+    out: list[tuple[str, str]] = []
+    for name in chosen:
+        i = names.index(name) if name in names else -1
+        if i < 1:
+            raise CirullaError(f"ladder: {name!r} is not a level above random ({', '.join(names[1:])})")
+        out.append((name, names[i - 1]))
+        if names[i - 1] not in ("greedy", "random"):
+            out.append((name, "greedy"))
+    return out
+
+
+def ladder(levels: Sequence[str] | None = None, *, pairs: int = 200, seed: int = 0, jobs: int = 1,
+           rules: Rules | None = None, matchups: Sequence[tuple[str, str]] | None = None,
+           on_matchup: Callable[[ArenaResult], None] | None = None) -> dict[tuple[str, str], ArenaResult]:
+    """Every ladder pairing (ladder_matchups(levels), or the `matchups` given)
+    in duplicate single hands: `pairs` pairs each, the pair k from the match
+    seed ``seed + k`` for every pairing, all of them in one pool of `jobs`
+    processes."""
+    rules = rules or Rules(hands=1)
+    if pairs < 1:
+        raise StateError(f"ladder: pairs must be positive, got {pairs}")
+    chosen = ladder_matchups(levels) if matchups is None else matchups
+    specs = [(EngineSpec.parse(a), EngineSpec.parse(b)) for a, b in chosen]
+    tasks = [(a, b, rules, seed + k) for a, b in specs for k in range(pairs)]
+    done: dict[tuple[str, str], list[tuple[GameResult, GameResult]]] = {(str(a), str(b)): [] for a, b in specs}
+    out: dict[tuple[str, str], ArenaResult] = {}
+
+    def collect(task: tuple[EngineSpec, EngineSpec, Rules, int], r: tuple[GameResult, GameResult]) -> None:
+        a, b = task[0], task[1]
+        got = done[(str(a), str(b))]
+        got.append(r)
+        if len(got) == pairs:
+            out[(str(a), str(b))] = res = summarize(a, b, got)
+            if on_matchup:
+                on_matchup(res)
+
+    if jobs <= 1:
+        for t in tasks:
+            collect(t, _pair_job(t))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for t, r in zip(tasks, pool.map(_pair_job, tasks), strict=True):
+                collect(t, r)
+    return {key: out[key] for key in done}

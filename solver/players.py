@@ -13,6 +13,7 @@ from .match import Match
 from .moves import Move
 from .rules import Rules
 from .search import SearchResult, search
+from .view import SeatView
 
 
 class Player(Protocol):
@@ -49,25 +50,34 @@ class GreedyPlayer:
 class Level:
     """An engine opponent's strength. `random` and `greedy` do not search; the
     others search `iterations` deep (one thread, so a seed decides the move),
-    then, with chance `slip`, slip like a person (a greedy grab, or now and then
-    any legal move), else pick among the ranked moves with a softmax over
-    expected points at `temperature` (points; 0: always the best move)."""
+    then, with chance `slip`, slip like a person: a greedy grab (with chance
+    `grab`) or else a near miss (the second- or third-ranked move); otherwise
+    they pick among the ranked moves with a softmax over expected points at
+    `temperature` (points; 0: always the best move)."""
     name: str
     iterations: int | None = None
     temperature: float = 0.0
     slip: float = 0.0
     about: str = ""
+    grab: float = 0.7
 
     @property
     def searches(self) -> bool:
         return self.iterations is not None
 
+    def choose(self, result: SearchResult, seed: int, greedy: Callable[[], Move]) -> Move:
+        """The move ChooseMove answers at this level from the search's ranking:
+        `pick` seeded with ``f"{seed}/{strength number}"``."""
+        return self.pick(result, random.Random(f"{seed}/{strength_number(self)}"), greedy)
+
     def pick(self, result: SearchResult, rng: random.Random, greedy: Callable[[], Move]) -> Move:
         """The move a player of this level makes, given the search's ranking."""
         if rng.random() < self.slip:
-            if rng.random() < 0.7:
+            if rng.random() < self.grab or len(result.moves) < 2:
                 return greedy()                         # grabs what is on the table
-            return rng.choice(result.moves).move        # any legal move
+            # a near miss: the second-ranked move, or (one time in three) the third
+            near = result.moves[1:3]
+            return near[-1].move if len(near) > 1 and rng.random() < 1 / 3 else near[0].move
         if self.temperature <= 0:
             return result.best
         # the better a move looks, the likelier: softmax over expected points
@@ -76,17 +86,46 @@ class Level:
         return rng.choices([m.move for m in result.moves], weights=weights)[0]
 
 
-# weakest first; the search's figures are in bench/bench_analysis.py (move latency by level)
+# weakest first, each clearly stronger than the one below (RATINGS, bench/ladder.py);
+# the search's figures are in bench/bench_analysis.py (move latency by level)
 LEVELS: tuple[Level, ...] = (
     Level("random", about="any legal move"),
     Level("greedy", about="the best immediate gain, no look ahead"),
-    Level("beginner", 300, 1.5, 0.30, "a short look ahead and frequent slips"),
-    Level("casual", 1_500, 0.8, 0.15, "a little look ahead, some slips"),
-    Level("intermediate", 6_000, 0.35, 0.06, "a fair search, rare slips"),
-    Level("advanced", 25_000, 0.1, 0.02, "a deep search, very rare slips"),
+    Level("beginner", 1_000, 0.35, 0.30, "a short look ahead and frequent slips"),
+    Level("casual", 1_500, 0.6, 0.15, "a little look ahead, some slips"),
+    Level("intermediate", 4_000, 0.4, 0.08, "a fair search, few slips"),
+    Level("advanced", 10_000, 0.25, 0.05, "a deeper search, fewer misjudgements"),
     Level("full", 100_000, 0.0, 0.0, "the search's best move, no slips"),
 )
 LEVEL_NAMES = tuple(level.name for level in LEVELS)
+
+
+@dataclass(frozen=True)
+class Rating:
+    """A level's measured strength: its margin in points per hand against greedy
+    (greedy = 0) with the 95% interval, from duplicate single hands (classic, 2
+    players) as ChooseMove plays it; `pairs` is the pairs of hands behind it."""
+    points: float
+    low: float
+    high: float
+    pairs: int
+
+
+# The ladder's ratings, the one place apps read them from (GetEngineInfo, README
+# "Strength (the arena)"): measured with the LEVELS above (a change to them is
+# measured again), 2026-11-30, by
+#   python bench/ladder.py --pairs 300 --seed 1000 --jobs 2 --table
+# (run in parts, --levels and `cirulla arena A B --hands 1 --pairs 300 --seed
+# 1000`: the same seeded pairs, so the same figures)
+RATINGS: dict[str, Rating] = {
+    "random": Rating(-6.91, -7.42, -6.39, 300),
+    "greedy": Rating(0.0, 0.0, 0.0, 0),
+    "beginner": Rating(+0.70, +0.26, +1.15, 300),
+    "casual": Rating(+1.30, +0.86, +1.74, 300),
+    "intermediate": Rating(+1.96, +1.56, +2.35, 300),
+    "advanced": Rating(+2.32, +1.90, +2.74, 300),
+    "full": Rating(+2.93, +2.50, +3.35, 300),
+}
 
 
 def level(name: str | Level) -> Level:
@@ -102,9 +141,37 @@ def level(name: str | Level) -> Level:
     raise CirullaError(f"unknown level {name!r}; levels are {', '.join(LEVEL_NAMES)}")
 
 
+def strength_number(lv: Level) -> int:
+    """The cirulla.v1.Strength number ChooseMove serves this level as (it seeds the pick).
+
+    :raises CirullaError: for a level ChooseMove does not serve (random, greedy).
+    """
+    from cirulla.v1 import engine_service_pb2 as epb
+    try:
+        return epb.Strength.Value(f"STRENGTH_{lv.name.upper()}")
+    except ValueError:
+        raise CirullaError(f"level {lv.name!r} is not a ChooseMove strength") from None
+
+
+def choose_move(view: SeatView, level_name: str | Level, seed: int) -> Move:
+    """The move ChooseMove answers for this view, level and seed (its own budget,
+    one thread): the search seeded with `seed`, then `Level.choose`. `cirulla play` and the arena's level
+    engines play through here, so they play what apps get (a test checks it
+    against the service)."""
+    lv = level(level_name)
+    legal = view.legal_moves()
+    if len(legal) == 1:
+        return legal[0]
+    if not lv.searches:
+        raise CirullaError(f"level {lv.name!r} does not search")
+    result = search(view, iterations=lv.iterations, seed=seed)
+    return lv.choose(result, seed, view.greedy_move)
+
+
 class EnginePlayer:
     """The search at a strength level: `choose(match)` searches the view of the
-    seat to move (never more), then picks as the level says. The same seed and
+    seat to move (never more), then picks as the level says, as ChooseMove
+    would with a seed drawn from `seed` (see choose_move). The same seed and
     the same sequence of positions give the same moves."""
 
     def __init__(self, level_name: str | Level = "full", seed: int | None = None):
@@ -120,9 +187,7 @@ class EnginePlayer:
             return self._rng.choice(moves)
         if lv.name == "greedy" or len(moves) == 1:
             return match.greedy_move()
-        result = search(match.view(match.to_move), iterations=lv.iterations,
-                        seed=self._rng.getrandbits(63))
-        return lv.pick(result, self._rng, match.greedy_move)
+        return choose_move(match.view(match.to_move), lv, self._rng.getrandbits(63))
 
 
 def make_player(level_name: str | Level, *, seed: int | None = None) -> Player:
