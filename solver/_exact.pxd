@@ -1,6 +1,7 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # Exact endgames (2 players): every world of the last round or two solved by
-# alpha-beta with a transposition table, and averaged.
+# alpha-beta with a transposition table, and averaged; the legal moves, the
+# leaves' values and the hand's last two plays through memos.
 
 from cirulla.solver._core cimport N_CAT, Move, u64
 from cirulla.solver._search cimport Search
@@ -8,6 +9,8 @@ from cirulla.solver._search cimport Search
 cdef enum:
     XCAP = 512                  # moves per node
     XDEPTH = 48                 # plies at most: Search.buf holds XCAP moves per ply
+    MEMO_MOVES = 3              # card plays a MoveList holds (more: from gen_moves each time)
+    TAIL_LINES = 4              # the lines a Tail holds (more: searched as they come)
 
 cdef struct Leaf:
     int obj                     # the objective for the asking side
@@ -24,10 +27,47 @@ cdef struct Hint:
     u64 key                     # a state before the last deal, the stock left out
     Move best                   # the best move found there in the last world searched
 
+cdef struct MoveList:
+    # gen_moves's card plays for a mover's hand and a table (with the flags
+    # that change them or their greedy order), in its order: card << 40 | take
+    u64 hand                    # the hand | the flags (see moves_of) | bit 63; 0: empty
+    u64 table
+    u64 moves[MEMO_MOVES]
+    int n
+    int greedy                  # greedy_index among them
+
+cdef struct LeafEntry:
+    # a finished hand's leaf by what it depends on: the piles, scope and declarations
+    u64 pile0                   # | bit 63; 0: empty
+    u64 pile1
+    u64 marks                   # scope and declaration points, 16 bits each
+    Leaf leaf
+
+cdef struct TailLine:
+    u64 pile0                   # the cards each side's pile gains on the line
+    u64 pile1
+    unsigned int marks          # the scope gained by side 0, 1, the declaration points by 0, 1: 8 bits each
+
+cdef struct Tail:
+    # the hand's last two plays (one card in each hand) by all they depend on
+    # but the piles, scope and declarations, which no play reads: the lines in
+    # the search's order, by what they add to those (tail_of, tail_replay)
+    u64 hand0                   # | the flags (tail_of) | bit 63; 0: empty
+    u64 hand1
+    u64 table
+    unsigned char n1            # the first player's moves
+    unsigned char turn2         # the second player's seat
+    unsigned char n2[TAIL_LINES]    # the second player's moves after each
+    TailLine lines[TAIL_LINES]
+
 cdef struct Tables:
     # the solver's memory, kept across the worlds and the calls of one search
     TTEntry* tt                 # the transposition table
     Hint* hints                 # the move-ordering hints across the splits of the last deal
+    MoveList* moves             # the legal moves by (hand, table), with their greedy order
+    LeafEntry* leaves           # the leaves by piles, scope and declarations
+    Tail* tails                 # the last two plays by hands and table (in tails_mem)
+    void* tails_mem
 
 cdef int tables_init(Tables* x) noexcept nogil
 cdef void tables_free(Tables* x) noexcept nogil
