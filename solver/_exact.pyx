@@ -313,6 +313,20 @@ cdef Tail* tail_of(const Solve* X, const State* s, int depth) noexcept nogil:
     t.hand1 = s.hand[1]; t.table = s.table; t.hand0 = k0
     return t
 
+cdef inline bint improves(int v, bint maxing, int* best, int* alpha, int* beta) noexcept nogil:
+    """A child's value v against the best so far: True if it is the new best
+    for the side to move; the window narrowed as alpha-beta narrows it."""
+    cdef bint better = v > best[0] if maxing else v < best[0]
+    if better:
+        best[0] = v
+    if maxing:
+        if best[0] > alpha[0]:
+            alpha[0] = best[0]
+    elif best[0] < beta[0]:
+        beta[0] = best[0]
+    return better
+
+
 cdef inline int tail_second(const Solve* X, const State* s, const Tail* t, int line, int n2, int alpha,
                             int beta, Leaf* out) noexcept nogil:
     """alphabeta at the second player's last card (lines line.. of t), as it
@@ -330,20 +344,8 @@ cdef inline int tail_second(const Solve* X, const State* s, const Tail* t, int l
         S.solved += 1
         v = leaf_after(X, s, t.lines[line + k].pile0, t.lines[line + k].pile1, t.lines[line + k].marks,
                        out if k == 0 else &lf)
-        if maxing:
-            if v > best:
-                best = v
-                if k:
-                    out[0] = lf
-            if best > alpha:
-                alpha = best
-        else:
-            if v < best:
-                best = v
-                if k:
-                    out[0] = lf
-            if best < beta:
-                beta = best
+        if improves(v, maxing, &best, &alpha, &beta) and k:
+            out[0] = lf
         if alpha >= beta:
             break
     return best
@@ -362,20 +364,8 @@ cdef int tail_replay(const Solve* X, const State* s, const Tail* t, int alpha, i
     for i in range(t.n1):
         v = tail_second(X, s, t, line, t.n2[i], alpha, beta, out if i == 0 else &lf)
         line += t.n2[i]
-        if maxing:
-            if v > best:
-                best = v
-                if i:
-                    out[0] = lf
-            if best > alpha:
-                alpha = best
-        else:
-            if v < best:
-                best = v
-                if i:
-                    out[0] = lf
-            if best < beta:
-                beta = best
+        if improves(v, maxing, &best, &alpha, &beta) and i:
+            out[0] = lf
         if alpha >= beta:
             break
     return best
@@ -472,20 +462,10 @@ cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int
                 deal_due(child, &S.r, &S.rng)
                 cleft = popcount(child.hand[0] | child.hand[1])
             v = alphabeta(X, child, cleft, depth + 1, alpha, beta, lp)
-        if maxing:
-            if v > best:
-                best = v; j = i
-                if i:
-                    out[0] = lf
-            if best > alpha:
-                alpha = best
-        else:
-            if v < best:
-                best = v; j = i
-                if i:
-                    out[0] = lf
-            if best < beta:
-                beta = best
+        if improves(v, maxing, &best, &alpha, &beta):
+            j = i
+            if i:
+                out[0] = lf
         if alpha >= beta:
             break
     if e != NULL:
