@@ -50,6 +50,19 @@ def running(**options):
         server.shutdown(0)
 
 
+class Call:
+    """A call to hand the service directly (server/limits.py Call): no deadline, never ends."""
+
+    def time_remaining(self):
+        return None
+
+    def add_callback(self, callback):
+        return True
+
+    def peer(self):
+        return "test"
+
+
 class Stubs:
     def __init__(self, channel: grpc.Channel):
         self.channel = channel

@@ -25,7 +25,7 @@ from cirulla.solver.players import GreedyPlayer
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import rules_service_pb2 as rpb
 from cirulla.v1.embedded_engine_pb2 import EngineAnswer
-from server_support import choice_position, position, view_msg
+from server_support import Call, choice_position, position, view_msg
 
 ANSWER_S = 20.0                 # the longest wait for any answer before the test fails
 
@@ -120,17 +120,6 @@ def fresh(tmp_path):
     yield start
     for e in started:
         e.kill()
-
-
-class Call:
-    def time_remaining(self):
-        return None
-
-    def add_callback(self, callback):
-        return True
-
-    def peer(self):
-        return "test"
 
 
 def as_dict(message) -> dict:

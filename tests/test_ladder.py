@@ -16,17 +16,7 @@ from cirulla.solver import CirullaError, Match, Rules
 from cirulla.solver.arena import EngineSpec, ladder, ladder_matchups, make_player
 from cirulla.solver.players import LEVEL_NAMES, LEVELS, RATINGS, choose_move, level
 from cirulla.v1 import engine_service_pb2 as epb
-
-
-class Call:
-    def time_remaining(self):
-        return None
-
-    def add_callback(self, callback):
-        return True
-
-    def peer(self):
-        return "test"
+from server_support import Call
 
 
 def test_levels_parse_as_arena_engines():
