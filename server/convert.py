@@ -27,10 +27,19 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from cirulla.solver import record
-from cirulla.solver.analysis import DealLuck, Decision, Judgement, PlayerSummary, SideSummary, Summary, TimelinePoint
+from cirulla.solver.analysis import (
+    DealLuck,
+    Decision,
+    Judgement,
+    PlayerSummary,
+    Position,
+    SideSummary,
+    Summary,
+    TimelinePoint,
+)
 from cirulla.solver.cards import RANKS, Card
 from cirulla.solver.errors import CirullaError, ViewError
-from cirulla.solver.events import Deal, Event, HandEnd, SideScore, Turn
+from cirulla.solver.events import CATEGORIES, Deal, Event, HandEnd, SideScore, Turn
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
 from cirulla.solver.players import RATINGS, Level
@@ -401,11 +410,17 @@ def decision_from_proto(msg: apb.DecisionAnalysis, rules: Rules) -> Decision:
     def move(m: pb.Move) -> Move:          # the text gives the move, the message its points
         return dataclasses.replace(move_from_proto(m, rules, "decision"), points=m.points)
 
+    def categories(m: epb.CategoryPoints) -> dict[str, float]:
+        return {c: getattr(m, c) for c in CATEGORIES}
+
     judgement = enum_name(msg.DESCRIPTOR.fields_by_name["judgement"], msg.judgement)   # FORCED, GOOD, ...
+    position = from_message(msg.position, Position, **{
+        f: tuple(Card.parse(c) for c in getattr(msg.position, f)) for f in ("hand", "table", "unseen")})
     return from_message(msg, Decision, played=move(msg.played), best=move(msg.best),
                         hindsight_best=move(msg.hindsight_best), luck=tuple(msg.luck) or None,
                         judgement=Judgement[judgement] if judgement is not None and judgement in Judgement.__members__
-                        else None)
+                        else None, position=position, played_categories=categories(msg.played_categories),
+                        best_categories=categories(msg.best_categories))
 
 
 def summary_to_proto(s: Summary) -> apb.AnalysisSummary:

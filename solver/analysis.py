@@ -46,29 +46,38 @@ Luck and the identity (2 sides; for side 0, side 1's figures are the
 negatives). Let V(d) be the value search's expected margin for side 0 at
 decision d (its best move's) and Q(d) the played move's. Each hand starts at
 ``start``: the mean hand margin of the dealer's side in the engine's own
-self-play distribution (the dealer's seat is not luck). Then:
+self-play distribution (the dealer's seat is not luck). The value graph runs
+from ``start`` to the hand's actual margin, and every step of it is one
+event's, split into parts:
 
-    luck of the deal(s) before d  = V(d) - Q(previous decision of the round)
-                                    (at a hand's first deal: V(d) - start)
-    play (what errors did)        = sum over decisions of -loss for side 0's
-                                    seats, +loss for side 1's
-    rest                          = what the hidden cards and the evaluator's
-                                    noise did: the value search's own swings
-                                    Q(d) - V(d) less the play term, the gaps
-                                    V(d+1) - Q(d) between decisions, and the
-                                    hand's actual margin - Q(last decision)
+    luck (a deal)        = V(first decision after it) - the value before it
+    play (a decision)    = -loss, the error graded from the mover's own view
+                           (side 0's sign: side 1's errors count for side 0)
+    hidden_luck          = (Q(d) - V(d)) - play: how the move turned out with
+                           the cards the others really held, beside how the
+                           mover could expect it to (a move that walks into a
+                           hidden capture loses here, not in play)
+    noise                = V(d + 1) - Q(d) between two decisions with no deal
+                           between them, and the hand's actual margin - Q(last
+                           decision): one position valued by two searches, the
+                           evaluation's sampling noise (the last two rounds of
+                           2 players are solved exactly, so none there)
 
-and the final score margin = start + luck + play + rest, exactly: every term
-is one step of the value graph, which runs from ``start`` to the actual hand
-margin in each hand. A hand that the record leaves unfinished counts at its
-last value.
+and the final score margin = start + luck + hidden_luck + play + noise,
+exactly, for the match and for every point of the graph (TimelinePoint). A
+hand that the record leaves unfinished counts at its last value. ``rest``, the
+one figure before hidden luck and noise were told apart, is their sum.
+
+Why an error lost (``explain``): one or two sentences from the decision's own
+figures (the loss, the scopa risks of both moves, the categories each gains),
+and its ``kind`` (ErrorKind) read from the same figures.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from concurrent.futures import CancelledError, ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
@@ -76,8 +85,9 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ._equity import EquityTable
+from .cards import Card
 from .errors import StateError
-from .events import Deal, Event, HandEnd, Turn
+from .events import CATEGORIES, Deal, Event, HandEnd, Turn
 from .match import Match
 from .moves import Move
 from .rules import Rules
@@ -93,13 +103,13 @@ from .search import (
     run_search,
     search,
 )
-from .view import SeatView
+from .view import SeatView, stock_after
 
 if TYPE_CHECKING:
     from ._core import CoreFields
 
 __all__ = ["DEFAULT_ITERATIONS", "THRESHOLDS", "SIGNIFICANCE", "Decision", "DealLuck", "TimelinePoint",
-           "Judgement", "JudgedBy", "PointKind",
+           "Judgement", "JudgedBy", "PointKind", "ErrorKind", "HandPhase", "Position",
            "PlayerSummary", "SideSummary", "Summary", "analyze", "analyze_all", "grade",
            "decision_accuracy", "point_worth", "decision_count"]
 
@@ -128,12 +138,47 @@ class PointKind(StrEnum):
     END = "end"                     # a hand's end: the actual score
 
 
+class HandPhase(StrEnum):
+    """The part of the hand a decision falls in."""
+    FIRST_ROUND = "first_round"
+    MIDDLE = "middle"
+    LAST_TWO_ROUNDS = "last_two_rounds"     # 2 players: solved exactly
+
+
+class ErrorKind(StrEnum):
+    """What an error did, read from the two moves' figures: the first that fits,
+    in this order (see error_kind)."""
+    DECLARATION = "declaration"         # declared where another move was better, or did not declare
+    GAVE_SCOPA = "gave_scopa"           # left the next player a sweep the best move did not
+    MISSED_CAPTURE = "missed_capture"   # played to the table (or took less) where a capture was better
+    OVER_CAPTURED = "over_captured"     # took more than the best move, and lost by it elsewhere
+    LOST_RACE = "lost_race"             # gave up ground for cards, diamonds, the settebello, primiera, runs
+    OTHER = "other"
+
+
 THRESHOLDS = ((Judgement.BLUNDER, 1.0), (Judgement.MISTAKE, 0.5), (Judgement.INACCURACY, 0.25))   # severity, points
 SIGNIFICANCE = 2.0              # standard errors a loss needs to be judged
 HALF_ACCURACY = 0.5             # the severity that halves a decision's accuracy
 
 
 # --- results ----------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class Position:
+    """What the deciding seat saw (cirulla.v1.DecisionPosition's fields)."""
+    hand: tuple[Card, ...]          # the seat's own cards before the move
+    table: tuple[Card, ...]
+    unseen: tuple[Card, ...]        # the cards the seat has not seen: the others' hands and the stock
+    scores: tuple[int, ...]         # match points by side before the hand
+    hand_points: tuple[int, ...]    # points by side so far in the hand (scope and declarations)
+    hand_sizes: tuple[int, ...]     # cards held, by seat
+
+    @classmethod
+    def of(cls, view: SeatView) -> Position:
+        return cls(hand=view.hand, table=view.table, unseen=tuple(view.unseen()), scores=view.scores,
+                   hand_points=tuple(a + b for a, b in zip(view.scope, view.declarations, strict=True)),
+                   hand_sizes=view.hand_sizes)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Decision:
@@ -166,6 +211,14 @@ class Decision:
     value_after: float | None   # ... after the played move
     luck: tuple[float, ...] | None = None   # by side: the deal(s) just before this decision
     method: SearchMethod        # the view search's
+    position: Position
+    phase: HandPhase
+    played_scopa_risk: float    # the next player's chance to sweep after the move, from the seat's view
+    best_scopa_risk: float
+    played_categories: dict[str, float]     # expected_points by category (CATEGORIES)
+    best_categories: dict[str, float]
+    kind: ErrorKind | None = None           # for an error (judgement set)
+    reason: str = ""                        # for an error: why it lost, in words (explain())
 
     @property
     def forced(self) -> bool:
@@ -193,12 +246,18 @@ class DealLuck:
 @dataclass(frozen=True, kw_only=True)
 class TimelinePoint:
     """A point of the evaluation graph: side 0's expected match margin (score
-    difference before the hand plus the hand's expected margin) after an event."""
+    difference before the hand plus the hand's expected margin) after an event,
+    and side 0's parts of the step from the previous point (a START's step is
+    the dealer's edge): margin - previous margin = luck + hidden_luck + play + noise."""
     event_index: int            # index in match.events (-1: the match's start)
     kind: PointKind
     hand: int
     margin: float
     decision: int | None = None # the decision of a TURN
+    luck: float = 0.0           # a deal's (at a DEAL, or an END right after a deal)
+    hidden_luck: float = 0.0    # a TURN's: how the move turned out with the cards the others held
+    play: float = 0.0           # a TURN's: -loss from the mover's view (side 0's sign)
+    noise: float = 0.0          # what is left: two evaluations of one position disagreeing
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -220,14 +279,20 @@ class PlayerSummary:
 
 @dataclass(frozen=True, kw_only=True)
 class SideSummary:
-    """result = start + luck + play + rest (see the module docstring)."""
+    """result = start + luck + hidden_luck + play + noise (the module docstring)."""
     side: int
     name: str
     result: float               # the side's points minus the other's over the match
     start: float
     luck: float
     play: float
-    rest: float
+    hidden_luck: float
+    noise: float
+
+    @property
+    def rest(self) -> float:
+        """hidden_luck + noise: the one figure before they were split."""
+        return self.hidden_luck + self.noise
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -395,14 +460,113 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
         know = dataclasses.replace(p.world, fixed=False, unseen=tuple(stock))
         value = run_search(know, iterations=iterations, seed=_mix(seed, p.number, 3), cancel=cancel)
         before, after = value.moves[0].expected_points, _stats(value, p.played).expected_points
-    return Decision(
+    d = Decision(
         number=p.number, event_index=p.event, hand=p.hand, round=p.round, seat=p.seat, side=side,
         legal_moves=legal, played=p.played, best=best.move, expected_points=played.expected_points,
         best_expected_points=best.expected_points, loss=loss, loss_stderr=loss_se,
         win_chance=played.win_chance, best_win_chance=best.win_chance, win_chance_loss=win_loss,
         judged_by=judged_by, severity=severity, severity_stderr=se, judgement=judgement,
         hindsight_best=hind_best, hindsight_loss=hind_loss, unavoidable_loss=unavoidable,
-        value_before=before, value_after=after, method=view.method)
+        value_before=before, value_after=after, method=view.method,
+        position=Position.of(p.view), phase=hand_phase(r, p.round),
+        played_scopa_risk=played.scopa_risk, best_scopa_risk=best.scopa_risk,
+        played_categories=dict(played.categories), best_categories=dict(best.categories))
+    if judgement is None:
+        return d
+    return dataclasses.replace(d, kind=error_kind(d), reason=explain(d))
+
+
+# --- what an error did, in words ---------------------------------------------------
+
+RACES = ("cards", "diamonds", "settebello", "primiera", "grande", "piccola", "re_bello")
+CATEGORY_WORDS = {"scope": "scope", "declarations": "declarations", "cards": "cards", "diamonds": "diamonds",
+                  "settebello": "the settebello", "primiera": "primiera", "grande": "the grande",
+                  "piccola": "the piccola", "re_bello": "the re bello"}
+SCOPA_RISK_GAP = 0.10           # a move "gives a scopa" when it adds this much sweep chance ...
+SCOPA_SHARE = 0.4               # ... and the scope account for this share of its loss at least
+
+
+def hand_phase(rules: Rules, rnd: int) -> HandPhase:
+    """The first round, the last two (the stock is empty once the next one is
+    dealt), or the middle; the first round wins in hands of one or two rounds."""
+    if rnd == 0:
+        return HandPhase.FIRST_ROUND
+    return HandPhase.LAST_TWO_ROUNDS if stock_after(rules, rnd + 1) <= 0 else HandPhase.MIDDLE
+
+
+def category_gains(d: Decision) -> dict[str, float]:
+    """By category, what the best move gains over the played one (the seat's side)."""
+    return {c: d.best_categories.get(c, 0.0) - d.played_categories.get(c, 0.0) for c in CATEGORIES}
+
+
+def error_kind(d: Decision) -> ErrorKind:
+    """What an error did: the first of ErrorKind's kinds that its figures fit."""
+    played, best = d.played, d.best
+    gains = category_gains(d)
+    total = sum(g for g in gains.values() if g > 0)
+    if played.is_declaration or best.is_declaration:
+        return ErrorKind.DECLARATION
+    if d.played_scopa_risk - d.best_scopa_risk >= SCOPA_RISK_GAP and gains["scope"] >= SCOPA_SHARE * total:
+        return ErrorKind.GAVE_SCOPA
+    if len(best.captured) > len(played.captured):
+        return ErrorKind.MISSED_CAPTURE
+    if len(played.captured) > len(best.captured):
+        return ErrorKind.OVER_CAPTURED
+    if sum(max(gains[c], 0.0) for c in RACES) >= 0.5 * total > 0:
+        return ErrorKind.LOST_RACE
+    return ErrorKind.OTHER
+
+
+def _cards(cards: Iterable[Card]) -> str:
+    return " ".join(str(c) for c in cards)
+
+
+def _table_after(d: Decision) -> tuple[Card, ...]:
+    m = d.played
+    if m.card is None:
+        return d.position.table
+    left = tuple(c for c in d.position.table if c not in m.captured)
+    return left if m.captured else (*left, m.card)
+
+
+def _points(x: float) -> str:
+    return f"{x:+.2f}"
+
+
+def explain(d: Decision) -> str:
+    """One or two plain sentences on why an error lost: what the played move
+    did, then what the best move gains and where. Every figure is one of the
+    decision's own (loss, scopa risks, category_gains), as the report shows them."""
+    kind = d.kind or error_kind(d)
+    played, best = d.played, d.best
+    gains = category_gains(d)
+    first: str
+    if kind is ErrorKind.DECLARATION:
+        first = (f"Declaring {_cards(played.declared)} was not the best move" if played.is_declaration
+                 else f"Playing {played} instead of declaring {_cards(best.declared)} gave up points")
+    elif kind is ErrorKind.GAVE_SCOPA:
+        left = _table_after(d)
+        total = sum(c.rank + 1 for c in left)
+        first = (f"{played} leaves {_cards(left)} ({total}) on the table: the next player sweeps it "
+                 f"{d.played_scopa_risk:.0%} of the time, against {d.best_scopa_risk:.0%} after the best move "
+                 f"(scope {_points(-gains['scope'])})")
+    elif kind is ErrorKind.MISSED_CAPTURE:
+        took = f"takes only {_cards(played.captured)}" if played.captured else "takes nothing"
+        first = f"{played} {took}, where {best} takes {_cards(best.captured)}"
+    elif kind is ErrorKind.OVER_CAPTURED:
+        first = (f"{played} takes {len(played.captured)} cards, more than the best move's "
+                 f"{len(best.captured)}, and pays for it elsewhere")
+    else:
+        worst = max(RACES, key=lambda c: gains[c])
+        first = f"{played} gives ground for {CATEGORY_WORDS[worst]} ({_points(-gains[worst])})"
+    top = sorted((c for c in CATEGORIES if abs(gains[c]) >= 0.005), key=lambda c: -abs(gains[c]))[:2]
+    where = ", ".join(f"{CATEGORY_WORDS[c]} {_points(gains[c])}" for c in top)
+    second = f"the best move, {best}, is worth {d.loss:.2f} points more"
+    if d.judged_by is JudgedBy.WIN_CHANCE and d.win_chance_loss is not None:
+        second += f" and {d.win_chance_loss:.1%} more chance of winning the match"
+    if where:
+        second += f" ({where})"
+    return f"{first}; {second}."
 
 
 # --- the whole match ---------------------------------------------------------------
@@ -524,58 +688,61 @@ def _summary(match: Match, decisions: list[Decision], *, iterations: int, seed: 
 def _ledger(match: Match, decisions: list[Decision]) -> tuple[
         tuple[SideSummary, ...], tuple[DealLuck, ...], tuple[TimelinePoint, ...]]:
     """Side 0's value graph over the match, the luck of every deal, and the
-    split of the result into start + luck + play + rest (module docstring)."""
+    split of the result into start + luck + hidden_luck + play + noise, event
+    by event (module docstring)."""
     r, events = match.rules, match.events
     by_event = {d.event_index: d for d in decisions}
     names = match.side_names
-    start = luck = play = rest = 0.0
+    total = {"start": 0.0, "luck": 0.0, "hidden_luck": 0.0, "play": 0.0, "noise": 0.0}
     base = 0.0                  # side 0's match margin before the hand
     timeline: list[TimelinePoint] = []
     deals: list[DealLuck] = []
     in_hand = False             # a hand has started and not ended
     value = 0.0                 # side 0's expected hand margin now (in a hand)
     pending_deal: int | None = None
+
+    def point(i: int, kind: PointKind, hand: int, **parts: float) -> None:
+        for k, v in parts.items():
+            total[k] += v
+        timeline.append(TimelinePoint(event_index=i, kind=kind, hand=hand, margin=base + value,
+                                      **{k: v for k, v in parts.items() if k != "start"}))
+
     hand = 0
     for i, e in enumerate(events):
         if isinstance(e, Deal):
             if e.round == 0 and (not in_hand or e.hand != hand):
                 hand, in_hand = e.hand, True
                 value = _hand_start(r, e.dealer)
-                start += value
-                timeline.append(TimelinePoint(event_index=i, kind=PointKind.START, hand=hand, margin=base + value))
+                point(i, PointKind.START, hand, start=value)
             pending_deal = i                    # its luck shows at the next decision
         elif isinstance(e, Turn):
             d = by_event[i]
             v_before, v_after = _values0(d)
+            noise = 0.0
             if pending_deal is not None:
                 deals.append(DealLuck(event_index=pending_deal, hand=d.hand, round=d.round,
                                       before=value, after=v_before))
-                luck += v_before - value
-                timeline.append(TimelinePoint(event_index=pending_deal, kind=PointKind.DEAL, hand=d.hand,
-                                              margin=base + v_before))
+                luck, value = v_before - value, v_before
+                point(pending_deal, PointKind.DEAL, d.hand, luck=luck)
                 pending_deal = None
             else:
-                rest += v_before - value        # a gap: the same position, valued twice
-            swing = v_after - v_before          # the value search's view of the move
-            mine = _side0(d, -d.loss)           # the view search's, counted as play
-            play += mine
-            rest += swing - mine
+                noise = v_before - value        # the same position valued twice
+            play = _side0(d, -d.loss)           # the error, graded from the mover's view
+            hidden = (v_after - v_before) - play    # the value search's view of the move, less that
             value = v_after
-            timeline.append(TimelinePoint(event_index=i, kind=PointKind.TURN, hand=d.hand, margin=base + value,
-                                          decision=d.number))
+            point(i, PointKind.TURN, d.hand, play=play, hidden_luck=hidden, noise=noise)
+            timeline[-1] = dataclasses.replace(timeline[-1], decision=d.number)
         elif isinstance(e, HandEnd):
             actual = e.sides[0].total - e.sides[1].total
+            step, value = actual - value, actual
             if pending_deal is not None:        # R-CAPOTUN or a deal with no move after it
-                luck += actual - value
+                point(i, PointKind.END, e.hand, luck=step)
             else:
-                rest += actual - value
-            base += actual
+                point(i, PointKind.END, e.hand, noise=step)
+            base, value = base + actual, 0.0
             in_hand, pending_deal = False, None
-            timeline.append(TimelinePoint(event_index=i, kind=PointKind.END, hand=e.hand, margin=base))
-    if in_hand:                                 # an unfinished hand counts at its last value
-        base += value
-    result = base
-    sides = (SideSummary(side=0, name=names[0], result=result, start=start, luck=luck, play=play, rest=rest),
-             SideSummary(side=1, name=names[1], result=0.0 - result, start=0.0 - start, luck=0.0 - luck,
-                         play=0.0 - play, rest=0.0 - rest))
-    return sides, tuple(deals), tuple(timeline)
+    result = base + (value if in_hand else 0.0)    # an unfinished hand counts at its last value
+    mine = SideSummary(side=0, name=names[0], result=result, **total)
+    theirs = SideSummary(side=1, name=names[1], result=0.0 - result,
+                         **{k: 0.0 - v for k, v in total.items()})
+    return (mine, theirs), tuple(deals), tuple(timeline)
