@@ -1,6 +1,7 @@
 """Post-game analysis: decisions judged from the seat's own view,
 the hindsight (every card visible) beside it, the luck of the deals, and the
-identity result = start + luck + play + rest.
+identity result = start + luck + hidden luck + play + noise, event by event,
+and what an error did, in words.
 
 Records are built by the rules and replayed from their JSON, as a user's
 would be; budgets are small to keep the tests fast. Rule ids refer to
@@ -9,6 +10,7 @@ docs/rules.md.
 from __future__ import annotations
 
 import math
+import re
 import time
 from concurrent.futures import CancelledError
 
@@ -19,16 +21,20 @@ from cirulla.solver.analysis import (
     SIGNIFICANCE,
     THRESHOLDS,
     Decision,
+    ErrorKind,
+    HandPhase,
     PointKind,
     Summary,
     analyze,
     analyze_all,
+    category_gains,
     decision_count,
     grade,
+    hand_phase,
     point_worth,
 )
 from cirulla.solver.events import Deal, HandEnd
-from cirulla.solver.players import GreedyPlayer
+from cirulla.solver.players import GreedyPlayer, RandomPlayer
 from cirulla.solver.search import CancelToken
 
 IT = 4_000                      # iterations per search in these tests
@@ -199,7 +205,23 @@ def check_ledger(match: Match, decisions: list[Decision], summary: Summary) -> N
     # the result is the score, and it splits exactly
     assert s0.result == margin and s1.result == -margin
     for s in summary.sides:
-        assert math.isclose(s.start + s.luck + s.play + s.rest, s.result, abs_tol=1e-9)
+        assert math.isclose(s.start + s.luck + s.hidden_luck + s.play + s.noise, s.result, abs_tol=1e-9)
+        assert math.isclose(s.rest, s.hidden_luck + s.noise)
+    # every point of the graph: its step is its parts, and the parts add up to the sides' figures
+    previous = 0.0
+    for p in summary.timeline:
+        parts = p.luck + p.hidden_luck + p.play + p.noise
+        if p.kind == "start":
+            assert parts == 0.0
+        else:
+            assert math.isclose(p.margin - previous, parts, abs_tol=1e-9), p
+        previous = p.margin
+    for part in ("luck", "hidden_luck", "play", "noise"):
+        assert math.isclose(sum(getattr(p, part) for p in summary.timeline), getattr(s0, part), abs_tol=1e-9)
+    # hidden luck: the value search's swing of each move less its play
+    hidden = sum((d.value_after - d.value_before) * (1 if d.side == 0 else -1) - (-d.loss if d.side == 0 else d.loss)
+                 for d in decisions)
+    assert math.isclose(s0.hidden_luck, hidden, abs_tol=1e-9)
     # play is the view's losses, own seats' against the others'
     play = sum(-d.loss if d.side == 0 else d.loss for d in decisions)
     assert math.isclose(s0.play, play, abs_tol=1e-9)
@@ -219,7 +241,7 @@ def check_ledger(match: Match, decisions: list[Decision], summary: Summary) -> N
     assert [p.decision for p in turns] == [d.number for d in decisions]
 
 
-def test_luck_play_and_rest_add_up_to_the_result(blunder):
+def test_luck_hidden_luck_play_and_noise_add_up_to_the_result(blunder):
     match, _, decisions, summary = blunder
     check_ledger(match, decisions, summary)
 
@@ -231,6 +253,90 @@ def test_two_hands_and_four_players_add_up_too():
         assert len(decisions) == decision_count(m)
         check_ledger(m, decisions, summary)
         assert {p.side for p in summary.players} == {0, 1}
+
+
+@pytest.fixture(scope="module")
+def twenty_games():
+    """20 seeded one-hand games, greedy against random, analysed at a small budget."""
+    games = []
+    for seed in range(20):
+        m = Match(Rules(hands=1), seed=500 + seed, names=["greedy", "random"])
+        players = [greedy, RandomPlayer(seed)]
+        while not m.is_over:
+            m.play(players[m.to_move].choose(m))
+        games.append((m, *analyze_all(replayed(m), iterations=300, seed=seed)))
+    return games
+
+
+def test_the_parts_add_up_to_the_result_for_every_side_of_20_games(twenty_games):
+    for match, decisions, summary in twenty_games:
+        check_ledger(match, decisions, summary)
+
+
+def test_errors_get_a_kind_and_a_reason_and_the_others_none(twenty_games):
+    kinds = set()
+    for _, decisions, _ in twenty_games:
+        for d in decisions:
+            assert (d.kind is None) == (d.judgement is None) == (d.reason == "")
+            kinds.add(d.kind)
+    assert {ErrorKind.GAVE_SCOPA, ErrorKind.MISSED_CAPTURE} <= kinds      # random play makes both
+
+
+def _numbers(text: str) -> list[str]:
+    """The figures of a reason: signed decimals, percentages and table sums,
+    not the digits of card codes (7D)."""
+    return re.findall(r"(?<![\w.])[+-]?\d+(?:\.\d+)?%?(?![A-Z\w])", text)
+
+
+def test_an_explanations_figures_are_the_decisions_own(twenty_games):
+    checked = 0
+    for _, decisions, _ in twenty_games:
+        for d in (d for d in decisions if d.judgement):
+            gains = category_gains(d)
+            allowed = {f"{d.loss:.2f}", f"{d.played_scopa_risk:.0%}", f"{d.best_scopa_risk:.0%}",
+                       *(f"{g:+.2f}" for g in gains.values()), *(f"{-g:+.2f}" for g in gains.values()),
+                       str(len(d.played.captured)), str(len(d.best.captured))}
+            if d.win_chance_loss is not None:
+                allowed.add(f"{d.win_chance_loss:.1%}")
+            table = d.position.table
+            left = [c for c in table if c not in d.played.captured] + ([] if d.played.captured or not d.played.card
+                                                                        else [d.played.card])
+            allowed.add(str(sum(c.rank + 1 for c in left)))
+            for n in _numbers(d.reason):
+                assert n in allowed, (n, d.reason)
+            assert f"{d.loss:.2f}" in d.reason and str(d.best) in d.reason
+            checked += 1
+    assert checked >= 20
+
+
+def test_the_blunders_explanation_names_the_scopa_and_its_measured_chance(blunder):
+    _, event, decisions, _ = blunder
+    d = next(d for d in decisions if d.event_index == event)
+    assert d.kind is ErrorKind.GAVE_SCOPA
+    assert d.played_scopa_risk >= d.best_scopa_risk + 0.1
+    assert "sweeps it" in d.reason and "scope" in d.reason
+    assert f"{d.played_scopa_risk:.0%} of the time" in d.reason
+    assert f"scope {-category_gains(d)['scope']:+.2f}" in d.reason
+    assert f"{d.loss:.2f} points more" in d.reason
+
+
+def test_a_decision_keeps_the_position_the_seat_saw(blunder):
+    match, event, decisions, _ = blunder
+    d = next(d for d in decisions if d.event_index == event)
+    replay = Match(match.rules, dealer=match.first_dealer, manual_deal=True)
+    for e in match.events[:event]:
+        replay.deal(e.hands, e.table) if isinstance(e, Deal) else replay.play(e.move)
+    view = replay.view(d.seat)
+    assert d.position.hand == view.hand and d.position.table == view.table
+    assert set(d.position.unseen) == set(view.unseen()) and d.played.card in d.position.hand
+    assert d.position.scores == tuple(replay.scores) and len(d.position.hand_sizes) == match.rules.players
+
+
+def test_the_phases_of_a_hand():
+    two, four = Rules(), Rules(players=4)
+    assert [hand_phase(two, r) for r in range(6)] == [HandPhase.FIRST_ROUND] + [HandPhase.MIDDLE] * 3 + \
+        [HandPhase.LAST_TWO_ROUNDS] * 2
+    assert [hand_phase(four, r) for r in range(3)] == [HandPhase.FIRST_ROUND] + [HandPhase.LAST_TWO_ROUNDS] * 2
 
 
 def test_three_sides_get_decisions_but_no_luck():
@@ -249,7 +355,7 @@ def test_an_unfinished_record_counts_its_last_hand_at_its_value():
     s0 = summary.sides[0]
     assert len(decisions) == 10 and summary.winner is None
     assert math.isclose(s0.result, decisions[-1].value_after * (1 if decisions[-1].side == 0 else -1))
-    assert math.isclose(s0.start + s0.luck + s0.play + s0.rest, s0.result, abs_tol=1e-9)
+    assert math.isclose(s0.start + s0.luck + s0.hidden_luck + s0.play + s0.noise, s0.result, abs_tol=1e-9)
 
 
 # --- the service: AnalysisService.AnalyzeGame through its stub ----------------------
