@@ -883,37 +883,56 @@ cdef void greedy_scores(const State* s, const Rules* r, const Move* moves, int n
 # play_out's loop comes in two compiled versions, for RANDOM_PLAY and for the
 # greedy policy with eps_milli (the fused type only selects the version, as
 # in gen_plays_short): one loop for both measured 3% fewer random playouts a
-# second.
+# second. A third, CountedRandomPlay, is RANDOM_PLAY counting the moves,
+# declarations and void deals for random_hand_stats (the same hands; the
+# other two compile as before: counts is NULL there and never read).
 cdef struct RandomPlay:
     char unused
 cdef struct PolicyPlay:
     char unused
+cdef struct CountedRandomPlay:      # RandomPlay, counting (random_hand_stats)
+    char unused
 ctypedef fused Playout:
     RandomPlay
     PolicyPlay
+    CountedRandomPlay
+
+cdef enum:
+    COUNT_MOVES = 0                 # play_out_as's counts[] (CountedRandomPlay only)
+    COUNT_DECLARATIONS = 1
+    COUNT_VOID_DEALS = 2
 
 cdef inline void play_out_as(State* s, const Rules* r, Rng* rng, int eps_milli, Move* buf,
-                             Playout* kind) noexcept nogil:
+                             Playout* kind, int* counts) noexcept nogil:
     cdef int n, i
     while s.phase != PH_OVER:
         if s.phase == PH_DEAL:
-            deal_due(s, r, rng)
+            if Playout is CountedRandomPlay:
+                while s.phase == PH_DEAL:               # deal_due, counting void deals
+                    if deal_round(s, r) == DEAL_VOID:
+                        shuffle_rest(s, rng)
+                        counts[COUNT_VOID_DEALS] += 1
+            else:
+                deal_due(s, r, rng)
             continue
         n = gen_moves(s, r, buf, MAX_MOVES)
         if n > MAX_MOVES:
             n = MAX_MOVES
-        if Playout is RandomPlay:
-            i = rng_below(rng, n)
-        else:
+        if Playout is PolicyPlay:
             i = choose_move(s, r, rng, buf, n, eps_milli)
+        else:
+            i = rng_below(rng, n)
+        if Playout is CountedRandomPlay:
+            counts[COUNT_MOVES] += 1
+            counts[COUNT_DECLARATIONS] += buf[i].card < 0
         apply_move(s, r, &buf[i])
 
 cdef void play_out(State* s, const Rules* r, Rng* rng, int eps_milli, Move* buf) noexcept nogil:
     """Play the hand to its end with choose_move's policy, dealing from the stock."""
     if eps_milli == RANDOM_PLAY:
-        play_out_as(s, r, rng, eps_milli, buf, <RandomPlay*>NULL)
+        play_out_as(s, r, rng, eps_milli, buf, <RandomPlay*>NULL, NULL)
     else:
-        play_out_as(s, r, rng, eps_milli, buf, <PolicyPlay*>NULL)
+        play_out_as(s, r, rng, eps_milli, buf, <PolicyPlay*>NULL, NULL)
 
 
 # --- the state as Python values ---
@@ -1161,6 +1180,77 @@ def bench_playouts(CoreRules rules, long n, unsigned long long seed, bint greedy
                 total += out[j]
     PyMem_Free(buf)
     return total
+
+
+# random_hand_stats's statistics: by role (the dealer's side, then the side of
+# the seat after the dealer) the points of each scoring category, the
+# dealer's bonus (R-DEALER-BUONA, part of the scope) and the total; then per hand.
+_CAT_NAMES = ("scope", "declarations", "cards", "diamonds", "settebello", "primiera", "grande",
+              "piccola", "re_bello")
+_STAT_NAMES = tuple(f"{role}.{name}" for role in ("dealer", "other")
+                    for name in _CAT_NAMES + ("dealer_bonus", "total")) + (
+    "moves", "declarations_made", "sweeps", "void_deals")
+
+cdef enum:
+    STAT_PER_ROLE = N_CAT + 2
+    STAT_MOVES = 2 * STAT_PER_ROLE
+    N_STAT = STAT_MOVES + 4
+
+cdef inline void add_stat(long long* sums, long long* squares, int k, long long x) noexcept nogil:
+    sums[k] += x
+    squares[k] += x * x
+
+
+def random_hand_stats(CoreRules rules, long n, unsigned long long seed):
+    """bench_playouts(rules, n, seed, False)'s hands, the same ones, with
+    statistics to compare another implementation of the game with
+    (bench/yardstick/): (bench_playouts's total, {name: (sum over the hands,
+    sum of squares)}), the names in _STAT_NAMES (a "sweep" is a scopa made
+    in play, the dealer's bonus not counted)."""
+    cdef State s
+    cdef Rng rng
+    cdef long i
+    cdef int out[MAX_SEATS * N_CAT]
+    cdef int counts[3]
+    cdef long long sums[N_STAT]
+    cdef long long squares[N_STAT]
+    cdef long long total = 0
+    cdef int j, role, side, points, scope
+    cdef Move* buf = <Move*>PyMem_Malloc(MAX_MOVES * sizeof(Move))
+    if buf == NULL:
+        raise MemoryError()
+    memset(sums, 0, sizeof(sums))
+    memset(squares, 0, sizeof(squares))
+    rng.s = seed
+    with nogil:
+        for i in range(n):
+            new_hand(&s, &rules.r, <int>(i % rules.r.n_players))
+            shuffle_rest(&s, &rng)
+            counts[0] = 0; counts[1] = 0; counts[2] = 0
+            play_out_as(&s, &rules.r, &rng, RANDOM_PLAY, buf, <CountedRandomPlay*>NULL, counts)
+            score_hand(&s, &rules.r, out)
+            for j in range(N_CAT):
+                total += out[j]
+            for role in range(2):
+                side = side_of(&rules.r, s.dealer if role == 0 else next_seat(s.dealer, rules.r.n_players))
+                points = 0
+                for j in range(N_CAT):
+                    add_stat(sums, squares, role * STAT_PER_ROLE + j, out[side * N_CAT + j])
+                    points += out[side * N_CAT + j]
+                add_stat(sums, squares, role * STAT_PER_ROLE + N_CAT, s.dealer_buona if role == 0 else 0)
+                add_stat(sums, squares, role * STAT_PER_ROLE + N_CAT + 1, points)
+            scope = 0
+            for j in range(rules.r.n_sides):
+                scope += s.scope[j]
+            add_stat(sums, squares, STAT_MOVES, counts[COUNT_MOVES])
+            add_stat(sums, squares, STAT_MOVES + 1, counts[COUNT_DECLARATIONS])
+            add_stat(sums, squares, STAT_MOVES + 2, scope - s.dealer_buona)
+            add_stat(sums, squares, STAT_MOVES + 3, counts[COUNT_VOID_DEALS])
+    PyMem_Free(buf)
+    stats = {}
+    for j in range(N_STAT):
+        stats[_STAT_NAMES[j]] = (sums[j], squares[j])
+    return total, stats
 
 
 PHASE_DEAL = PH_DEAL
