@@ -91,6 +91,24 @@ cdef void tree_free(Tree* t) noexcept nogil:
     memset(t, 0, sizeof(Tree))
 
 
+cdef inline int starved_root(const Search* S, const Tree* t, int n, int best) noexcept nogil:
+    """The least visited root move if it has less than its floor (root_floor /
+    n of the iterations so far), else `best`. Without it, a root move whose first
+    playout came out badly can go unvisited for good (UCB's bonus is small beside
+    a hand's spread of points), and the paired phase then finds no tree to follow
+    after it and plays it out with the rollout policy alone: a biased figure."""
+    cdef int i, c, low = -1
+    cdef long v, fewest = 1L << 62
+    for i in range(n):
+        c = find_child(t, 0, &S.buf[i])
+        v = t.nodes[c].visits
+        if v < fewest:
+            fewest = v; low = i
+    if low >= 0 and <double>fewest * n < S.root_floor * S.iters:
+        return low
+    return best
+
+
 cdef void ismcts_iteration(Search* S, Tree* t) noexcept nogil:
     """One SO-ISMCTS iteration: a fresh world, a descent choosing among the moves
     legal in it by UCB with availability counts, one new node, a rollout."""
@@ -124,6 +142,8 @@ cdef void ismcts_iteration(Search* S, Tree* t) noexcept nogil:
             sc = nd.sum / nd.visits + S.c_ucb * sqrt(lg / nd.visits)
             if sc > best_sc:
                 best_sc = sc; best = i
+        if node == 0 and not nu and S.root_floor > 0:
+            best = starved_root(S, t, n, best)
         side = side_of(r, s.turn)
         if nu:
             i = untried[rng_below(&S.rng, nu) if nu > 1 else 0]

@@ -59,6 +59,7 @@ cdef struct Search:
     int eps_milli               # the rollout policy's random moves (_core.choose_move)
     int follow_min              # visits a tree move needs to be followed in the paired phase
     int follow_own              # 1: follow the tree at the asking side's moves only
+    double root_floor           # the share of the tree's iterations spread over the root moves at least
     Rng rng
     int* stop
     Move* buf                   # scratch moves (see Searcher.__init__ for how many)

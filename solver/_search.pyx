@@ -71,6 +71,7 @@ cdef class Searcher:
                  list nobuona, list played, bint fixed, unsigned long long seed,
                  StopFlag stop, list plays=None, double infer_t=0.0,
                  double c_ucb=4.0, int eps_milli=100, int follow_min=8, int follow_own=0,
+                 double root_floor=0.0,
                  EquityTable equity=None, list scores=None, int next_dealer_side=0,
                  bint match_mode=False):
         cdef int i, n
@@ -106,6 +107,9 @@ cdef class Searcher:
         S.eps_milli = eps_milli
         S.follow_min = follow_min
         S.follow_own = follow_own
+        if not 0.0 <= root_floor <= 1.0:
+            raise ValueError(f"root_floor (a share of the iterations) must be in 0..1, got {root_floor}")
+        S.root_floor = root_floor
         S.rng.s = seed
         self.flag = stop
         S.stop = &stop.v

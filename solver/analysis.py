@@ -701,11 +701,13 @@ def _ledger(match: Match, decisions: list[Decision]) -> tuple[
     value = 0.0                 # side 0's expected hand margin now (in a hand)
     pending_deal: int | None = None
 
-    def point(i: int, kind: PointKind, hand: int, **parts: float) -> None:
-        for k, v in parts.items():
+    def point(i: int, kind: PointKind, hand: int, start: float = 0.0, luck: float = 0.0,
+              hidden_luck: float = 0.0, play: float = 0.0, noise: float = 0.0) -> None:
+        for k, v in (("start", start), ("luck", luck), ("hidden_luck", hidden_luck), ("play", play),
+                     ("noise", noise)):
             total[k] += v
-        timeline.append(TimelinePoint(event_index=i, kind=kind, hand=hand, margin=base + value,
-                                      **{k: v for k, v in parts.items() if k != "start"}))
+        timeline.append(TimelinePoint(event_index=i, kind=kind, hand=hand, margin=base + value, luck=luck,
+                                      hidden_luck=hidden_luck, play=play, noise=noise))
 
     hand = 0
     for i, e in enumerate(events):

@@ -43,7 +43,7 @@ Knob: TypeAlias = float | int | str     # a tuning knob's value
 TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "c": ("c_ucb", float), "eps": ("eps_milli", int), "follow": ("follow_min", int),
     "share": ("paired_share", float), "pick": ("pick", str), "own": ("follow_own", int),
-    "inf": ("infer_t", float)}
+    "inf": ("infer_t", float), "floor": ("root_floor", float)}
 
 
 @dataclass(frozen=True)

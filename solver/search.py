@@ -149,6 +149,7 @@ class SearchParams(TypedDict, total=False):
     eps_milli: int                  # the rollout policy's random moves, per 1000
     follow_min: int                 # visits a tree move needs to be followed in the paired phase
     follow_own: int                 # 1: follow the tree at the asking side's moves only
+    root_floor: float               # the share of the tree's iterations spread over the root moves at least
     infer_t: float                  # the inference's temperature (0: worlds drawn uniformly)
 
 

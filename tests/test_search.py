@@ -257,6 +257,30 @@ def test_reported_standard_error_matches_the_spread_across_seeds():
         assert 0.6 < spread / reported < 1.6, (move, spread, reported)
 
 
+def test_the_root_floor_keeps_every_root_move_in_the_tree():
+    """A root move whose first playouts come out badly can starve under UCB (a
+    hand's spread dwarfs its bonus), and the paired phase then has no tree to
+    follow after it: root_floor gives each root move its share of the iterations."""
+    starved = positions = 0
+    for seed, plies in itertools.product(range(12), (3, 9, 15)):
+        m = advance_greedy(Match(Rules(), seed=seed), plies)
+        if m.phase != "play" or len(m.legal_moves) < 2:
+            continue
+        know = Knowledge.of(m.view(m.to_move))
+        share = {}
+        for floor in (0.0, 0.25):
+            s = know.searcher(seed, _search.StopFlag(), root_floor=floor)
+            s.ismcts(3000, 0.0)
+            visits = s.stats()["visits"]
+            share[floor] = min(visits) * len(visits) / 3000
+        assert share[0.25] >= 0.25 - 0.01, (seed, plies, share)
+        starved += share[0.0] < 0.25
+        positions += 1
+    assert starved >= positions // 3, (starved, positions)     # without the floor, many do starve
+    with pytest.raises(ValueError, match="root_floor"):
+        know.searcher(1, _search.StopFlag(), root_floor=1.5)
+
+
 def test_errors_name_the_problem():
     match = advance_greedy(Match(Rules(), seed=1), 1)
     other = 1 - match.to_move
