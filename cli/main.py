@@ -16,6 +16,7 @@ from cirulla.solver.rules import PRESETS, Rules
 
 from . import records
 from .engine import add_parser as add_engine
+from .habits import add_parser as add_habits
 from .output import console_for, emit
 from .remote import NO_FILE, OK, USAGE, CliError, Remote
 
@@ -29,6 +30,7 @@ EXAMPLES = """examples:
   cirulla arena ismcts:100ms greedy --pairs 50 engines against each other in duplicate
   cirulla serve --listen 127.0.0.1:50051    the gRPC service (see cirulla serve --help)
   cirulla analyze game.json --server 127.0.0.1:50051   the same, by a running server
+  cirulla habits results.jsonl --html habits.html   each player's habits over many analysed games
 
 exit codes: 0 done, 1 failed, 2 bad usage, 3 bad input (a broken record or view),
 4 server unreachable, 5 file not found, 130 interrupted
@@ -359,6 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("serve", help="run the gRPC service", add_help=False)   # parsed by cmd_serve
     add_engine(sub)
+    add_habits(sub)
     return p
 
 
