@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -202,14 +203,20 @@ def cmd_arena(args) -> int:
         if args.progress and k % args.progress == 0 and k < args.pairs:
             console.print(f"[{k}/{args.pairs}] " + res.lines()[1])
 
+    load_before, start = os.getloadavg()[0], time.monotonic()
     res = arena(args.a, args.b, rules=rules, pairs=args.pairs, seed=args.seed, jobs=args.jobs, on_pair=progress)
+    # wall-time budgets depend on what else the machine ran: say how busy it was
+    load = (f"machine_load: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (1-minute load average, "
+            f"{os.cpu_count()} cores, {args.jobs} jobs, {time.monotonic() - start:.0f} s)")
     if args.json:
+        print(load, file=sys.stderr)
         emit(convert.to_message(res, arena_pb2.ArenaResult, rules=rules))
         return OK
     console.print(f"rules: {args.preset}, {rules.players} players, "
                   + (f"{rules.hands} hand(s) per match" if rules.hands else f"target {rules.target}"))
     for line in res.lines():
         console.print(line)
+    console.print(load)
     return OK
 
 
