@@ -517,13 +517,18 @@ def error_kind(d: Decision) -> ErrorKind:
         return ErrorKind.DECLARATION
     if d.played_scopa_risk - d.best_scopa_risk >= SCOPA_RISK_GAP and gains["scope"] >= SCOPA_SHARE * total:
         return ErrorKind.GAVE_SCOPA
-    if len(best.captured) > len(played.captured):
+    if len(best.captured) > len(played.captured) or (_sweeps(d, best) and not _sweeps(d, played)):
         return ErrorKind.MISSED_CAPTURE
     if len(played.captured) > len(best.captured):
         return ErrorKind.OVER_CAPTURED
     if sum(max(gains[c], 0.0) for c in RACES) >= 0.5 * total > 0:
         return ErrorKind.LOST_RACE
     return ErrorKind.OTHER
+
+
+def _sweeps(d: Decision, move: Move) -> bool:
+    """The move takes the whole table (a scopa, R-SCOPA, unless the rules say otherwise)."""
+    return bool(move.captured) and set(move.captured) == set(d.position.table)
 
 
 def _cards(cards: Iterable[Card]) -> str:
@@ -561,18 +566,23 @@ def explain(d: Decision) -> str:
                  f"(scope {_points(-gains['scope'])})")
     elif kind is ErrorKind.MISSED_CAPTURE:
         took = f"takes only {_cards(played.captured)}" if played.captured else "takes nothing"
-        first = f"{played} {took}, where {best} takes {_cards(best.captured)}"
+        sweep = " and sweeps the table" if _sweeps(d, best) else ""
+        first = f"{played} {took}, where {best} takes {_cards(best.captured)}{sweep}"
     elif kind is ErrorKind.OVER_CAPTURED:
         first = (f"{played} takes {len(played.captured)} cards, more than the best move's "
                  f"{len(best.captured)}, and pays for it elsewhere")
     else:
-        worst = max(RACES, key=lambda c: gains[c])
+        worst = max(RACES if kind is ErrorKind.LOST_RACE else CATEGORIES, key=lambda c: gains[c])
         first = f"{played} gives ground for {CATEGORY_WORDS[worst]} ({_points(-gains[worst])})"
     top = sorted((c for c in CATEGORIES if abs(gains[c]) >= 0.005), key=lambda c: -abs(gains[c]))[:2]
     where = ", ".join(f"{CATEGORY_WORDS[c]} {_points(gains[c])}" for c in top)
-    second = f"the best move, {best}, is worth {d.loss:.2f} points more"
     if d.judged_by is JudgedBy.WIN_CHANCE and d.win_chance_loss is not None:
-        second += f" and {d.win_chance_loss:.1%} more chance of winning the match"
+        # near the target the chance of winning the match ranks the moves, and
+        # a move can win it with fewer points in this hand
+        second = (f"the best move, {best}, is worth {d.win_chance_loss:.1%} more chance of winning the match "
+                  f"and {d.loss:.2f} points more in this hand")
+    else:
+        second = f"the best move, {best}, is worth {d.loss:.2f} points more"
     if where:
         second += f" ({where})"
     return f"{first}; {second}."
