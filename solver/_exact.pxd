@@ -1,7 +1,8 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # Exact endgames (2 players): every world of the last round or two solved by
 # alpha-beta with a transposition table, and averaged; the legal moves, the
-# leaves' values and the hand's last two plays through memos.
+# leaves' values and the hand's last two plays through memos, on a compact
+# state (XState).
 
 from cirulla.solver._core cimport N_CAT, Move, u64
 from cirulla.solver._search cimport Search
@@ -17,6 +18,26 @@ cdef struct Leaf:
     int margin
     signed char cats[N_CAT]     # margin by category
     float win
+
+cdef struct XState:
+    # the compact 2-player state the memoized search plays on (a State's
+    # fields that play changes, 64 bytes against the State's ~300: copied per
+    # node); the rest (dealer, stock, the other capture values) stays in the
+    # world's State (Solve.full), which the core's functions read it with
+    u64 hand[2]
+    u64 pile[2]
+    u64 table
+    short scope[2]              # (short: room for fresh in 64 bytes)
+    short decl[2]
+    signed char turn
+    signed char last_capturer
+    signed char round
+    signed char round_cards
+    signed char declared
+    signed char phase
+    signed char stock_pos
+    unsigned char mval          # the matta's capture value (0 without one)
+    unsigned char fresh         # bit per seat: no card played this round (all its cards in hand)
 
 cdef struct TTEntry:
     u64 key                     # 0: empty

@@ -7,24 +7,34 @@ averaged like the paired phase's. The types are in _exact.pxd.
 The search visits about 1.5 million positions for the last two rounds, and
 meets the same (hand, table) pairs and the same finished piles again and
 again (9 times in 10): so the legal moves with their greedy order and the
-leaves' values come from memos (moves_of, leaf_memo) that keep what the
-core's gen_moves, greedy_index and evaluate gave, keyed by everything those
-read; a position with one move hands its window on to the next without a
-call. The hand's last two plays (one card in each hand), 60% of the
-positions with the leaves after them, come from a third memo (tail_of): the
-lines the core's moves make, by what they add to the piles, scope and
-declarations, which no play reads, so the same lines serve whatever the
-piles hold; tail_replay runs alphabeta's loop over them. The search itself
-(its order, cut-offs, tables and positions) is what it was without the
-memos, and so are its figures, to the last bit: `_reference` turns them off
-for the tests that check it. One world (the last round, or the true one) is
-solved without them: faster than they would fill."""
+leaves' values come from memos (xmoves_of, xleaf) that keep what the core's
+gen_moves, greedy_index and evaluate gave, keyed by everything those read; a
+position with one move hands its window on to the next without a call. The
+hand's last two plays (one card in each hand), 60% of the positions with the
+leaves after them, come from a third memo (xtail_of): the lines the core's
+moves make, by what they add to the piles, scope and declarations, which no
+play reads, so the same lines serve whatever the piles hold; tail_replay runs
+alphabeta's loop over them, called from the parent's loop directly.
+
+The memoized search (xalphabeta) plays on a compact state (XState, 64 bytes
+copied per node against the State's ~300: hands, piles, table, scope,
+declarations and the few small fields play changes) with the core's
+apply_move written out for 2 players (xplay, xapply) and the last deal's
+(xdeal); the world's State (Solve.full) holds the rest (dealer, stock,
+capture values) and is set to the compact state where a memo misses, for
+the core's gen_moves, greedy_index and evaluate: the rules and the scoring
+stay the core's. Moves from the memo stay packed (card << 40 | take) in
+their row of Search.buf. The search itself (its order, cut-offs, tables,
+hash keys and positions) is alphabeta's on the core's State without the
+memos, and so are its figures, to the last bit: `_reference` switches to
+that for the tests that check it. One world (the last round, or the true
+one) is solved by alphabeta: faster than the memos would fill."""
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 from cirulla.solver._core cimport (
-    N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, Rng, Rules, State, apply_move, bit, deal_due, gen_moves,
-    greedy_index, mix64, popcount, rng_below, side_of, u64)
+    N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, Move, Rng, Rules, State, apply_move, bit, cards_in_round, deal_due,
+    gen_moves, greedy_index, mix64, popcount, rng_below, side_of, u64)
 from cirulla.solver._equity cimport Eval, evaluate, win_of
 from cirulla.solver._paired cimport add_world, can_sweep_next
 from cirulla.solver._search cimport RootMove, load_flag, now_s
@@ -53,9 +63,12 @@ cdef enum:
     MOVES_BITS = 13             # 8192 move lists of 48 bytes and 8192 leaves of 48: about a core's
     LEAVES_BITS = 13            # L2 cache with the rest (12 or 14 bits: measured slower)
     TAILS_BITS = 12             # 4096 tails of 128 bytes (one line, 4 lines at most)
+    PACKED = XCAP // 2          # where a row of Search.buf holds its packed moves (at most 64)
     TT_EXACT = 1
     TT_LOWER = 2
     TT_UPPER = 3
+
+cdef u64 TAKE_MASK = (<u64>1 << 40) - 1
 
 cdef struct Solve:
     # one call's search and the tables, what alphabeta threads through its
@@ -66,7 +79,8 @@ cdef struct Solve:
     MoveList* moves
     LeafEntry* leaves
     Tail* tails
-    int memo                    # 0: without the memos (see _reference)
+    int memo                    # 0: without the memos (see _reference): alphabeta, else xalphabeta
+    State* full                 # the world's State, which xalphabeta's compact state goes with
     int matta                   # the matta (card 0 without one) and a mask of its capture
     unsigned char matta_mask    # value (0 without one) for the memos' keys
 
@@ -74,8 +88,9 @@ cdef int REFERENCE = 0
 
 
 def _reference(bint on):
-    """Solve without the memos (on: every position's moves from gen_moves and
-    greedy_index, every move played by apply_move, every leaf from evaluate):
+    """Solve without the memos (on: alphabeta on the core's State, every
+    position's moves from gen_moves and greedy_index, every move played by
+    apply_move, every leaf from evaluate):
     the slow path the tests compare the memos with, figure for figure. For
     tests only: it switches every searcher of the process, at its next
     exact()."""
@@ -164,154 +179,9 @@ cdef inline void leaf_of(const Search* S, const State* s, Leaf* lf) noexcept nog
     else:
         lf.obj = lf.margin
 
-cdef inline int leaf_memo(const Solve* X, const State* s, Leaf* out) noexcept nogil:
-    """leaf_of through the leaf memo (a finished hand's leaf depends on the
-    piles, scope and declaration points alone: score_hand, cappotto_side;
-    the equity's scores, the asking side and the mode are the search's).
-    Returns the objective."""
-    cdef u64 p0 = s.pile[0] | (<u64>1 << 63), p1 = s.pile[1], marks
-    cdef LeafEntry* e
-    if not X.memo or (<unsigned int>s.scope[0] | <unsigned int>s.scope[1] | <unsigned int>s.decl[0]
-                      | <unsigned int>s.decl[1]) > 0xFFFF:
-        leaf_of(X.S, s, out)
-        return out.obj
-    marks = <u64>s.scope[0] | <u64>s.scope[1] << 16 | <u64>s.decl[0] << 32 | <u64>s.decl[1] << 48
-    e = &X.leaves[((p0 * <u64>0x9E3779B97F4A7C15) ^ (p1 * <u64>0xC2B2AE3D27D4EB4F) ^ marks)
-                  * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
-    if e.pile0 != p0 or e.pile1 != p1 or e.marks != marks:
-        leaf_of(X.S, s, &e.leaf)
-        e.pile0 = p0; e.pile1 = p1; e.marks = marks
-    out[0] = e.leaf
-    return e.leaf.obj
-
-cdef int leaf_after(const Solve* X, const State* s, u64 p0, u64 p1, unsigned int marks,
-                    Leaf* out) noexcept nogil:
-    """leaf_memo of where a tail's line ends: s with the cards p0, p1 added to
-    the piles and the points in marks (TailLine's) to the scope and
-    declarations."""
-    cdef u64 q0 = s.pile[0] | p0 | (<u64>1 << 63), q1 = s.pile[1] | p1, key
-    cdef int sc0 = s.scope[0] + <int>(marks & 0xFF), sc1 = s.scope[1] + <int>(marks >> 8 & 0xFF)
-    cdef int d0 = s.decl[0] + <int>(marks >> 16 & 0xFF), d1 = s.decl[1] + <int>(marks >> 24)
-    cdef LeafEntry* e = NULL
-    cdef State t
-    if (<unsigned int>sc0 | <unsigned int>sc1 | <unsigned int>d0 | <unsigned int>d1) <= 0xFFFF:
-        key = <u64>sc0 | <u64>sc1 << 16 | <u64>d0 << 32 | <u64>d1 << 48
-        e = &X.leaves[((q0 * <u64>0x9E3779B97F4A7C15) ^ (q1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
-                      * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
-        if e.pile0 == q0 and e.pile1 == q1 and e.marks == key:
-            out[0] = e.leaf
-            return e.leaf.obj
-    copy_state(&t, s, sizeof(State))
-    t.pile[0] |= p0; t.pile[1] |= p1
-    t.scope[0] = sc0; t.scope[1] = sc1; t.decl[0] = d0; t.decl[1] = d1
-    leaf_of(X.S, &t, out)
-    if e != NULL:
-        e.pile0 = q0; e.pile1 = q1; e.marks = key
-        e.leaf = out[0]
-    return out.obj
-
-cdef inline int moves_of(const Solve* X, const State* s, Move* buf, int* greedy) noexcept nogil:
-    """gen_moves into buf (the count, at most XCAP) and greedy_index among them
-    (when more than one), through the move memo. Both depend on the mover's
-    hand, the table, whether the mover may declare, the cards left in hand
-    (none, 1 or more per seat, summed: greedy_context), whether the stock is
-    empty, and the capture values, of which only the matta's changes in a
-    search (R-MATTA). The memo holds lists of card plays, MEMO_MOVES at most."""
-    cdef const Rules* r = &X.S.r
-    cdef int seat = s.turn, n, i, left
-    cdef u64 h = s.hand[seat], h0 = s.hand[0], h1 = s.hand[1], k1 = 0, k2 = s.table, mv
-    cdef MoveList* e = NULL
-    if X.memo:
-        left = (h0 != 0) + ((h0 & (h0 - 1)) != 0) + (h1 != 0) + ((h1 & (h1 - 1)) != 0)
-        k1 = h | <u64>(left if left < 2 else 2) << 41 | <u64>(s.stock_pos == N_CARDS) << 43 | (<u64>1 << 63)
-        if not (s.declared >> seat & 1) and popcount(h) == s.round_cards:
-            k1 |= <u64>1 << 40
-        k1 |= <u64>(s.cval[X.matta] & X.matta_mask) << 44
-        e = &X.moves[((k1 * <u64>0x9E3779B97F4A7C15) ^ k2) * <u64>0xBF58476D1CE4E5B9 >> (64 - MOVES_BITS)]
-        if e.hand == k1 and e.table == k2:
-            n = e.n
-            for i in range(n):
-                mv = e.moves[i]
-                buf[i].take = mv & ((<u64>1 << 40) - 1)
-                buf[i].take2 = 0
-                buf[i].card = <signed char>(mv >> 40)
-                buf[i].matta_rank = -1
-                buf[i].points = 0
-            greedy[0] = e.greedy
-            return n
-    n = gen_moves(s, r, buf, XCAP)
-    if n > XCAP:
-        n = XCAP
-    greedy[0] = greedy_index(s, r, buf, n) if n > 1 else 0
-    if e == NULL or n > MEMO_MOVES:                     # (declarations: never kept)
-        return n
-    for i in range(n):
-        if buf[i].card < 0 or buf[i].take2 or buf[i].matta_rank != -1 or buf[i].points:
-            return n
-        e.moves[i] = <u64>buf[i].card << 40 | buf[i].take
-    e.hand = k1; e.table = k2; e.n = n; e.greedy = greedy[0]
-    return n
-
 cdef inline int order_of(int i, int first) noexcept nogil:
     """The move searched i-th (the one at first goes first, in place of the one at 0)."""
     return first if i == 0 else (0 if i == first else i)
-
-cdef Tail* tail_of(const Solve* X, const State* s, int depth) noexcept nogil:
-    """The tail of s (stock dealt, one card in each hand) from the memo, or
-    played out into it (the core's moves in the search's order, each line to
-    the hand's end, with Search.buf's rows depth and depth + 1); NULL if it
-    does not fit one. Its key holds all that gen_moves, greedy_index and
-    apply_move read there but the piles, scope and declarations (which they
-    only add to): the hands, table, turn, last capturer, declarations made,
-    the round's cards and the matta's value; the stock is dealt."""
-    cdef u64 k0, line0, line1
-    cdef unsigned int marks
-    cdef int n1, n2, i, k, g1, g2, lines = 0, d0, d1, d2, d3
-    cdef State c1, c2
-    cdef Move* buf1 = &X.S.buf[depth * XCAP]
-    cdef Move* buf2 = &X.S.buf[(depth + 1) * XCAP]
-    cdef Tail* t
-    if <unsigned int>s.declared > 3 or <unsigned int>s.round_cards > 15 or <unsigned int>s.turn > 1:
-        return NULL
-    k0 = (s.hand[0] | <u64>s.turn << 40 | <u64>(s.last_capturer + 1) << 41 | <u64>s.declared << 43
-          | <u64>(s.cval[X.matta] & X.matta_mask) << 45 | <u64>s.round_cards << 49 | (<u64>1 << 63))
-    t = &X.tails[((k0 * <u64>0x9E3779B97F4A7C15) ^ (s.hand[1] * <u64>0xC2B2AE3D27D4EB4F) ^ s.table)
-                 * <u64>0xBF58476D1CE4E5B9 >> (64 - TAILS_BITS)]
-    if t.hand0 == k0 and t.hand1 == s.hand[1] and t.table == s.table:
-        return t
-    n1 = moves_of(X, s, buf1, &g1)
-    if n1 < 1 or n1 > TAIL_LINES:
-        return NULL
-    t.hand0 = 0                                         # (invalid until complete)
-    for i in range(n1):
-        copy_state(&c1, s, sizeof(State))
-        apply_move(&c1, &X.S.r, &buf1[order_of(i, g1)])
-        if c1.phase != PH_PLAY:
-            return NULL
-        n2 = moves_of(X, &c1, buf2, &g2)
-        if n2 < 1 or lines + n2 > TAIL_LINES:
-            return NULL
-        t.n2[i] = n2
-        t.turn2 = c1.turn
-        for k in range(n2):
-            copy_state(&c2, &c1, sizeof(State))
-            apply_move(&c2, &X.S.r, &buf2[order_of(k, g2)])
-            if c2.phase != PH_OVER:
-                return NULL
-            line0 = c2.pile[0] & ~s.pile[0]
-            line1 = c2.pile[1] & ~s.pile[1]
-            d0 = c2.scope[0] - s.scope[0]; d1 = c2.scope[1] - s.scope[1]
-            d2 = c2.decl[0] - s.decl[0]; d3 = c2.decl[1] - s.decl[1]
-            if (<unsigned int>d0 | <unsigned int>d1 | <unsigned int>d2 | <unsigned int>d3) > 0xFF:
-                return NULL
-            marks = <unsigned int>d0 | <unsigned int>d1 << 8 | <unsigned int>d2 << 16 | <unsigned int>d3 << 24
-            t.lines[lines].pile0 = line0
-            t.lines[lines].pile1 = line1
-            t.lines[lines].marks = marks
-            lines += 1
-    t.n1 = n1
-    t.hand1 = s.hand[1]; t.table = s.table; t.hand0 = k0
-    return t
 
 cdef inline bint improves(int v, bint maxing, int* best, int* alpha, int* beta) noexcept nogil:
     """A child's value v against the best so far: True if it is the new best
@@ -327,55 +197,16 @@ cdef inline bint improves(int v, bint maxing, int* best, int* alpha, int* beta) 
     return better
 
 
-cdef inline int tail_second(const Solve* X, const State* s, const Tail* t, int line, int n2, int alpha,
-                            int beta, Leaf* out) noexcept nogil:
-    """alphabeta at the second player's last card (lines line.. of t), as it
-    would play them: the position and the leaves it visits counted."""
-    cdef Search* S = X.S
-    cdef Leaf lf
-    cdef int k, v, best, maxing
-    S.solved += 1
-    if n2 == 1:                                         # (alphabeta's chain of one move)
-        S.solved += 1
-        return leaf_after(X, s, t.lines[line].pile0, t.lines[line].pile1, t.lines[line].marks, out)
-    maxing = side_of(&S.r, t.turn2) == S.me
-    best = -(1 << 30) if maxing else (1 << 30)
-    for k in range(n2):
-        S.solved += 1
-        v = leaf_after(X, s, t.lines[line + k].pile0, t.lines[line + k].pile1, t.lines[line + k].marks,
-                       out if k == 0 else &lf)
-        if improves(v, maxing, &best, &alpha, &beta) and k:
-            out[0] = lf
-        if alpha >= beta:
-            break
-    return best
-
-cdef int tail_replay(const Solve* X, const State* s, const Tail* t, int alpha, int beta,
-                     Leaf* out) noexcept nogil:
-    """alphabeta's value and line at s (counted already) from its tail: the
-    same moves in the same order, windows and cut-offs, no move played."""
-    cdef Search* S = X.S
-    cdef Leaf lf
-    cdef int i, v, best, maxing, line = 0
-    if t.n1 == 1:
-        return tail_second(X, s, t, 0, t.n2[0], alpha, beta, out)
-    maxing = side_of(&S.r, s.turn) == S.me
-    best = -(1 << 30) if maxing else (1 << 30)
-    for i in range(t.n1):
-        v = tail_second(X, s, t, line, t.n2[i], alpha, beta, out if i == 0 else &lf)
-        line += t.n2[i]
-        if improves(v, maxing, &best, &alpha, &beta) and i:
-            out[0] = lf
-        if alpha >= beta:
-            break
-    return best
+# --- the reference search: the core's State, moves, play and scoring ---
 
 cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
     """Minimax with alpha-beta (fail-soft) on the objective of the asking side,
     in a world where every card is known, with a transposition table; out gets
     the leaf of the line found. left: the cards in the players' hands, depth
     the plies from the root (the scratch moves' row). Clobbers *s (the moves
-    are played on it where there is one: no copy)."""
+    are played on it where there is one: no copy). The core's functions at
+    every position, no memo: the reference xalphabeta is held to, and the
+    solver of one world."""
     cdef State c
     cdef State* child
     cdef Leaf lf
@@ -384,7 +215,6 @@ cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int
     cdef Move* buf
     cdef Move* m
     cdef int first = 0
-    cdef Tail* tl
     cdef u64 key = 0, hkey = 0
     cdef TTEntry* e = NULL
     cdef Hint* h = NULL
@@ -392,7 +222,8 @@ cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int
     while True:
         S.solved += 1
         if s.phase == PH_OVER:
-            return leaf_memo(X, s, out)
+            leaf_of(S, s, out)
+            return out.obj
         # the table only where lines meet again and a subtree is worth storing:
         # with 4 or 6 cards left in the players' hands (plays of one round commute)
         if left == 4 or left == 6:
@@ -404,13 +235,11 @@ cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int
                         or (e.flag == TT_UPPER and v <= alpha)):
                     out[0] = e.leaf
                     return v
-        if left == 2 and X.memo and s.stock_pos == N_CARDS and s.hand[0] and s.hand[1]:
-            # one card in each hand: the rest from the tails' memo
-            tl = tail_of(X, s, depth)
-            if tl != NULL:
-                return tail_replay(X, s, tl, alpha, beta, out)
         buf = &S.buf[depth * XCAP]
-        n = moves_of(X, s, buf, &g)
+        n = gen_moves(s, &S.r, buf, XCAP)
+        if n > XCAP:
+            n = XCAP
+        g = greedy_index(s, &S.r, buf, n) if n > 1 else 0
         if n == 0:                                      # (cannot happen in play)
             leaf_of(S, s, out)
             return out.obj
@@ -455,7 +284,8 @@ cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int
         lp = out if i == 0 else &lf
         if child.phase == PH_OVER:                      # a leaf: without a call
             S.solved += 1
-            v = leaf_memo(X, child, lp)
+            leaf_of(S, child, lp)
+            v = lp.obj
         else:
             cleft = left - (m.card >= 0)
             if child.phase != PH_PLAY:                  # the next round's deal
@@ -477,10 +307,449 @@ cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int
         h.best = buf[order_of(j, first)]
     return best
 
+
+# --- the memoized search: a compact state, the core's rules through memos ---
+
+cdef inline void x_of(const State* s, XState* x) noexcept nogil:
+    """The compact state of a 2-player State (the matta's value: Solve's)."""
+    x.hand[0] = s.hand[0]; x.hand[1] = s.hand[1]
+    x.pile[0] = s.pile[0]; x.pile[1] = s.pile[1]
+    x.table = s.table
+    x.scope[0] = s.scope[0]; x.scope[1] = s.scope[1]
+    x.decl[0] = s.decl[0]; x.decl[1] = s.decl[1]
+    x.turn = <signed char>s.turn
+    x.last_capturer = <signed char>s.last_capturer
+    x.round = <signed char>s.round
+    x.round_cards = <signed char>s.round_cards
+    x.declared = <signed char>s.declared
+    x.phase = <signed char>s.phase
+    x.stock_pos = <signed char>s.stock_pos
+    x.fresh = ((popcount(s.hand[0]) == s.round_cards) | (popcount(s.hand[1]) == s.round_cards) << 1)
+
+cdef inline State* full_of(const Solve* X, const XState* x) noexcept nogil:
+    """The world's State (Solve.full) set to x, for the core's functions where
+    a memo misses: its other fields (dealer, stock, capture values) are the
+    world's, which no play changes but the matta's value."""
+    cdef State* s = X.full
+    s.hand[0] = x.hand[0]; s.hand[1] = x.hand[1]
+    s.pile[0] = x.pile[0]; s.pile[1] = x.pile[1]
+    s.table = x.table
+    s.scope[0] = x.scope[0]; s.scope[1] = x.scope[1]
+    s.decl[0] = x.decl[0]; s.decl[1] = x.decl[1]
+    s.turn = x.turn
+    s.last_capturer = x.last_capturer
+    s.round = x.round
+    s.round_cards = x.round_cards
+    s.declared = x.declared
+    s.phase = x.phase
+    s.stock_pos = x.stock_pos
+    if X.S.r.matta >= 0:
+        s.cval[X.S.r.matta] = x.mval
+    return s
+
+cdef inline void xplay(XState* s, int card, u64 take) noexcept nogil:
+    """apply_move of a card play on the compact state, 2 players (2 sides, seat
+    = side), line for line (R-SCOPA, R-LEFTOVER); the round's end leaves the
+    phase at PH_DEAL while the stock lasts (xdeal deals it). `public` is left
+    out: no rule reads it."""
+    cdef int seat = s.turn
+    cdef u64 b = bit(card), left, took, table
+    s.hand[seat] &= ~b
+    s.fresh &= ~(1 << seat)
+    left = s.hand[0] | s.hand[1]
+    took = -(<u64>(take != 0))
+    table = (s.table & ~take) | (b & ~took)
+    s.table = table
+    s.pile[seat] |= (take | b) & took
+    s.last_capturer = <signed char>((seat & <int>took) | (s.last_capturer & ~<int>took))
+    s.scope[seat] += (take != 0) & (table == 0) & ((left != 0) | (s.stock_pos != N_CARDS))
+    s.turn = <signed char>(seat ^ 1)
+    if left:
+        return
+    s.round += 1
+    if s.stock_pos < N_CARDS:
+        s.phase = PH_DEAL
+        return
+    if s.table and s.last_capturer >= 0:                # R-LEFTOVER
+        s.pile[s.last_capturer] |= s.table
+        s.table = 0
+    s.phase = PH_OVER
+
+cdef inline void xapply(XState* s, const Move* m) noexcept nogil:
+    """apply_move on the compact state: a declaration, or xplay."""
+    cdef int seat = s.turn
+    if m.card >= 0:
+        xplay(s, m.card, m.take)
+        return
+    s.decl[seat] += m.points
+    s.declared |= 1 << seat
+    if m.matta_rank >= 0:
+        s.mval = m.matta_rank + 1                       # R-MATTA: plays as named
+
+cdef inline void xmove(XState* s, const u64* pk, const Move* buf, int i) noexcept nogil:
+    """Play move i of a list from xmoves_of: packed (pk) or not (buf)."""
+    if pk != NULL:
+        xplay(s, <int>(pk[i] >> 40), pk[i] & TAKE_MASK)
+    else:
+        xapply(s, &buf[i])
+
+cdef inline void xdeal(const Solve* X, XState* s) noexcept nogil:
+    """deal_due on the compact state: a round after the first (no table dealt,
+    no void deal) dealt as deal_round deals it, from the world's stock;
+    the first round through the core."""
+    cdef const State* w = X.full
+    cdef int n, pos = s.stock_pos, seat, _j
+    cdef u64 hd
+    cdef State* f
+    if s.round == 0:                                    # (not in an endgame)
+        f = full_of(X, s)
+        deal_due(f, &X.S.r, &X.S.rng)
+        x_of(f, s)
+        return
+    n = cards_in_round(&X.S.r, s.round)
+    seat = w.dealer ^ 1                                 # R-DEALER: primo di mano
+    hd = 0
+    for _j in range(n):
+        hd |= bit(w.stock[pos]); pos += 1
+    s.hand[seat] = hd
+    hd = 0
+    for _j in range(n):
+        hd |= bit(w.stock[pos]); pos += 1
+    s.hand[seat ^ 1] = hd
+    s.stock_pos = <signed char>pos
+    s.round_cards = <signed char>n
+    s.declared = 0
+    s.fresh = 3
+    s.turn = <signed char>seat
+    s.phase = PH_PLAY
+
+cdef u64 xstate_key(const Solve* X, const XState* s, int with_stock) noexcept nogil:
+    """state_key of the compact state: the same hash of the same fields."""
+    cdef u64 h = (s.hand[0] ^ <u64>0x9E3779B97F4A7C15) * <u64>0xBF58476D1CE4E5B9
+    cdef int i
+    cdef const signed char* stock = X.full.stock
+    h = (h ^ (h >> 29) ^ s.hand[1]) * <u64>0x94D049BB133111EB
+    h = (h ^ (h >> 29) ^ s.table) * <u64>0xBF58476D1CE4E5B9
+    h = (h ^ (h >> 29) ^ s.pile[0]) * <u64>0x94D049BB133111EB
+    h = (h ^ (h >> 29) ^ s.pile[1]) * <u64>0xBF58476D1CE4E5B9
+    h = mix64(h ^ (<u64>s.turn | <u64>(s.last_capturer + 1) << 4 | <u64>s.declared << 8
+                   | <u64>s.round << 16 | <u64>(s.scope[0] & 0xFF) << 24 | <u64>(s.scope[1] & 0xFF) << 32
+                   | <u64>(s.decl[0] & 0xFF) << 40 | <u64>(s.decl[1] & 0xFF) << 48
+                   | <u64>s.mval << 56))
+    if with_stock:
+        for i in range(s.stock_pos, N_CARDS):
+            h = (h ^ (<u64>stock[i] + (<u64>i << 8))) * <u64>0x9E3779B97F4A7C15
+        h = mix64(h)
+    return h if h else 1
+
+cdef int xleaf(const Solve* X, const XState* s, u64 p0, u64 p1, unsigned int marks,
+               Leaf* out) noexcept nogil:
+    """leaf_of, through the leaf memo, of s finished with the cards p0, p1 added
+    to the piles and the points in marks (TailLine's) to the scope and
+    declarations (a finished hand's leaf depends on the piles, scope and
+    declaration points alone: score_hand, cappotto_side; the equity's scores,
+    the asking side and the mode are the search's). Returns the objective."""
+    cdef u64 q0 = s.pile[0] | p0 | (<u64>1 << 63), q1 = s.pile[1] | p1, key
+    cdef int sc0 = s.scope[0] + <int>(marks & 0xFF), sc1 = s.scope[1] + <int>(marks >> 8 & 0xFF)
+    cdef int d0 = s.decl[0] + <int>(marks >> 16 & 0xFF), d1 = s.decl[1] + <int>(marks >> 24)
+    cdef LeafEntry* e = NULL
+    cdef State* t
+    if (<unsigned int>sc0 | <unsigned int>sc1 | <unsigned int>d0 | <unsigned int>d1) <= 0xFFFF:
+        key = <u64>sc0 | <u64>sc1 << 16 | <u64>d0 << 32 | <u64>d1 << 48
+        e = &X.leaves[((q0 * <u64>0x9E3779B97F4A7C15) ^ (q1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
+                      * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
+        if e.pile0 == q0 and e.pile1 == q1 and e.marks == key:
+            out[0] = e.leaf
+            return e.leaf.obj
+    t = full_of(X, s)
+    t.pile[0] |= p0; t.pile[1] |= p1
+    t.scope[0] = sc0; t.scope[1] = sc1; t.decl[0] = d0; t.decl[1] = d1
+    leaf_of(X.S, t, out)
+    if e != NULL:
+        e.pile0 = q0; e.pile1 = q1; e.marks = key
+        e.leaf = out[0]
+    return out.obj
+
+cdef inline int xmoves_of(const Solve* X, const XState* s, Move* buf, u64** pk, int* greedy) noexcept nogil:
+    """gen_moves (the count, at most XCAP) and greedy_index among them (when
+    more than one), through the move memo: card plays packed (card << 40 |
+    take) in the row's packed part (*pk), where they are all card plays (the
+    memo's, always), else in buf (*pk NULL): the moves as they come, packed
+    rather than Move structs. Both depend on the mover's hand, the table,
+    whether the mover may declare, the cards left in hand (none, 1 or more
+    per seat, summed: greedy_context), whether the stock is empty, and the
+    capture values, of which only the matta's changes in a search (R-MATTA).
+    The memo holds lists of card plays, MEMO_MOVES at most."""
+    cdef const Rules* r = &X.S.r
+    cdef int seat = s.turn, n, i
+    cdef u64 h = s.hand[seat], k1, k2 = s.table
+    cdef u64* p = <u64*>&buf[PACKED]
+    cdef MoveList* e
+    cdef State* f
+    # the key from the compact state's own fields: whether the mover may
+    # declare (its first play of the round, none declared: fresh), whether
+    # more than its one card is left (greedy_context's left, of which only 1
+    # or more matters: the mover has one), the stock's end, the matta's value
+    k1 = (h | <u64>((s.fresh & ~s.declared) >> seat & 1) << 40
+          | <u64>((s.hand[seat ^ 1] | (h & (h - 1))) != 0) << 41
+          | <u64>(s.stock_pos == N_CARDS) << 43 | <u64>(s.mval & X.matta_mask) << 44 | (<u64>1 << 63))
+    e = &X.moves[((k1 * <u64>0x9E3779B97F4A7C15) ^ k2) * <u64>0xBF58476D1CE4E5B9 >> (64 - MOVES_BITS)]
+    pk[0] = p
+    if e.hand == k1 and e.table == k2:
+        n = e.n
+        for i in range(MEMO_MOVES):                     # (a fixed count: unrolled)
+            p[i] = e.moves[i]
+        greedy[0] = e.greedy
+        return n
+    f = full_of(X, s)
+    n = gen_moves(f, r, buf, XCAP)
+    if n > XCAP:
+        n = XCAP
+    greedy[0] = greedy_index(f, r, buf, n) if n > 1 else 0
+    if n > 64:
+        pk[0] = NULL
+        return n
+    for i in range(n):
+        if buf[i].card < 0 or buf[i].take2 or buf[i].matta_rank != -1 or buf[i].points:
+            pk[0] = NULL                                # (declarations: never kept)
+            return n
+        p[i] = <u64>buf[i].card << 40 | buf[i].take
+    if n <= MEMO_MOVES:
+        for i in range(n):
+            e.moves[i] = p[i]
+        e.hand = k1; e.table = k2; e.n = n; e.greedy = greedy[0]
+    return n
+
+cdef Tail* xtail_of(const Solve* X, const XState* s, int depth) noexcept nogil:
+    """The tail of s (stock dealt, one card in each hand) from the memo, or
+    played out into it (the core's moves in the search's order, each line to
+    the hand's end, with Search.buf's rows depth and depth + 1); NULL if it
+    does not fit one. Its key holds all that gen_moves, greedy_index and
+    apply_move read there but the piles, scope and declarations (which they
+    only add to): the hands, table, turn, last capturer, declarations made,
+    the round's cards and the matta's value; the stock is dealt."""
+    cdef u64 k0, line0, line1
+    cdef unsigned int marks
+    cdef int n1, n2, i, k, g1, g2, lines = 0, d0, d1, d2, d3
+    cdef XState c1, c2
+    cdef Move* buf1 = &X.S.buf[depth * XCAP]
+    cdef Move* buf2 = &X.S.buf[(depth + 1) * XCAP]
+    cdef Tail* t
+    cdef u64* pk1
+    cdef u64* pk2
+    if <unsigned int>s.declared > 3 or <unsigned int>s.round_cards > 15 or <unsigned int>s.turn > 1:
+        return NULL
+    k0 = (s.hand[0] | <u64>s.turn << 40 | <u64>(s.last_capturer + 1) << 41 | <u64>s.declared << 43
+          | <u64>(s.mval & X.matta_mask) << 45 | <u64>s.round_cards << 49 | (<u64>1 << 63))
+    t = &X.tails[((k0 * <u64>0x9E3779B97F4A7C15) ^ (s.hand[1] * <u64>0xC2B2AE3D27D4EB4F) ^ s.table)
+                 * <u64>0xBF58476D1CE4E5B9 >> (64 - TAILS_BITS)]
+    if t.hand0 == k0 and t.hand1 == s.hand[1] and t.table == s.table:
+        return t
+    n1 = xmoves_of(X, s, buf1, &pk1, &g1)
+    if n1 < 1 or n1 > TAIL_LINES:
+        return NULL
+    t.hand0 = 0                                         # (invalid until complete)
+    for i in range(n1):
+        c1 = s[0]
+        xmove(&c1, pk1, buf1, order_of(i, g1))
+        if c1.phase != PH_PLAY:
+            return NULL
+        n2 = xmoves_of(X, &c1, buf2, &pk2, &g2)
+        if n2 < 1 or lines + n2 > TAIL_LINES:
+            return NULL
+        t.n2[i] = n2
+        t.turn2 = c1.turn
+        for k in range(n2):
+            c2 = c1
+            xmove(&c2, pk2, buf2, order_of(k, g2))
+            if c2.phase != PH_OVER:
+                return NULL
+            line0 = c2.pile[0] & ~s.pile[0]
+            line1 = c2.pile[1] & ~s.pile[1]
+            d0 = c2.scope[0] - s.scope[0]; d1 = c2.scope[1] - s.scope[1]
+            d2 = c2.decl[0] - s.decl[0]; d3 = c2.decl[1] - s.decl[1]
+            if (<unsigned int>d0 | <unsigned int>d1 | <unsigned int>d2 | <unsigned int>d3) > 0xFF:
+                return NULL
+            marks = <unsigned int>d0 | <unsigned int>d1 << 8 | <unsigned int>d2 << 16 | <unsigned int>d3 << 24
+            t.lines[lines].pile0 = line0
+            t.lines[lines].pile1 = line1
+            t.lines[lines].marks = marks
+            lines += 1
+    t.n1 = n1
+    t.hand1 = s.hand[1]; t.table = s.table; t.hand0 = k0
+    return t
+
+cdef inline int tail_second(const Solve* X, const XState* s, const Tail* t, int line, int n2, int alpha,
+                            int beta, Leaf* out) noexcept nogil:
+    """alphabeta at the second player's last card (lines line.. of t), as it
+    would play them: the position and the leaves it visits counted."""
+    cdef Search* S = X.S
+    cdef Leaf lf
+    cdef int k, v, best, maxing
+    S.solved += 1
+    if n2 == 1:                                         # (alphabeta's chain of one move)
+        S.solved += 1
+        return xleaf(X, s, t.lines[line].pile0, t.lines[line].pile1, t.lines[line].marks, out)
+    maxing = t.turn2 == S.me
+    best = -(1 << 30) if maxing else (1 << 30)
+    for k in range(n2):
+        S.solved += 1
+        v = xleaf(X, s, t.lines[line + k].pile0, t.lines[line + k].pile1, t.lines[line + k].marks,
+                  out if k == 0 else &lf)
+        if improves(v, maxing, &best, &alpha, &beta) and k:
+            out[0] = lf
+        if alpha >= beta:
+            break
+    return best
+
+cdef int tail_replay(const Solve* X, const XState* s, const Tail* t, int alpha, int beta,
+                     Leaf* out) noexcept nogil:
+    """alphabeta's value and line at s (counted already) from its tail: the
+    same moves in the same order, windows and cut-offs, no move played."""
+    cdef Search* S = X.S
+    cdef Leaf lf
+    cdef int i, v, best, maxing, line = 0
+    if t.n1 == 1:
+        return tail_second(X, s, t, 0, t.n2[0], alpha, beta, out)
+    maxing = s.turn == S.me
+    best = -(1 << 30) if maxing else (1 << 30)
+    for i in range(t.n1):
+        v = tail_second(X, s, t, line, t.n2[i], alpha, beta, out if i == 0 else &lf)
+        line += t.n2[i]
+        if improves(v, maxing, &best, &alpha, &beta) and i:
+            out[0] = lf
+        if alpha >= beta:
+            break
+    return best
+
+cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, int beta,
+                    Leaf* out) noexcept nogil:
+    """alphabeta on the compact state through the memos: the same positions in
+    the same order, the same windows, tables and counts (2 players: a seat is
+    its side). Clobbers *s."""
+    cdef XState c
+    cdef XState* child
+    cdef Leaf lf
+    cdef Leaf* lp
+    cdef int n, i, j, v, best, maxing, alpha0 = alpha, beta0 = beta, g, cleft
+    cdef Move* buf
+    cdef u64* pk
+    cdef Move best_move
+    cdef int first = 0, mi
+    cdef Tail* tl
+    cdef u64 key = 0, hkey = 0
+    cdef TTEntry* e = NULL
+    cdef Hint* h = NULL
+    cdef Search* S = X.S
+    while True:
+        S.solved += 1
+        if s.phase == PH_OVER:
+            return xleaf(X, s, 0, 0, 0, out)
+        if left == 4 or left == 6:                      # (alphabeta's table)
+            key = xstate_key(X, s, 1)
+            e = &X.tt[key & ((1 << TT_BITS) - 1)]
+            if e.key == key:
+                v = e.leaf.obj
+                if (e.flag == TT_EXACT or (e.flag == TT_LOWER and v >= beta)
+                        or (e.flag == TT_UPPER and v <= alpha)):
+                    out[0] = e.leaf
+                    return v
+        if left == 2 and s.stock_pos == N_CARDS and s.hand[0] and s.hand[1]:
+            # one card in each hand: the rest from the tails' memo
+            tl = xtail_of(X, s, depth)
+            if tl != NULL:
+                return tail_replay(X, s, tl, alpha, beta, out)
+        buf = &S.buf[depth * XCAP]
+        n = xmoves_of(X, s, buf, &pk, &g)
+        if n == 0:                                      # (cannot happen in play)
+            leaf_of(S, full_of(X, s), out)
+            return out.obj
+        if n > 1 or e != NULL:
+            break
+        xmove(s, pk, buf, 0)                            # (alphabeta's chain of one move)
+        left -= pk != NULL or buf[0].card >= 0
+        if s.phase == PH_DEAL:
+            xdeal(X, s)
+            left = popcount(s.hand[0] | s.hand[1])
+        depth += 1
+    if n > 1:
+        j = -1                                          # (alphabeta's order)
+        if s.stock_pos < N_CARDS:
+            hkey = xstate_key(X, s, 0)
+            h = &X.hints[hkey & ((1 << TT_BITS) - 1)]
+            if h.key == hkey:
+                if pk != NULL:
+                    if h.best.card >= 0 and h.best.take2 == 0 and h.best.matta_rank == -1:
+                        for i in range(n):
+                            if pk[i] == (<u64>h.best.card << 40 | h.best.take):
+                                j = i
+                                break
+                else:
+                    for i in range(n):
+                        if (buf[i].card == h.best.card and buf[i].take == h.best.take
+                                and buf[i].take2 == h.best.take2 and buf[i].matta_rank == h.best.matta_rank):
+                            j = i
+                            break
+        if j < 0:
+            j = g
+        first = j
+    j = 0
+    maxing = s.turn == S.me
+    best = -(1 << 30) if maxing else (1 << 30)
+    for i in range(n):
+        child = s
+        if i + 1 < n:
+            c = s[0]                                    # 64 bytes: four vector moves
+            child = &c
+        mi = order_of(i, first)
+        xmove(child, pk, buf, mi)
+        lp = out if i == 0 else &lf
+        if child.phase == PH_OVER:
+            S.solved += 1
+            v = xleaf(X, child, 0, 0, 0, lp)
+        else:
+            cleft = left - (pk != NULL or buf[mi].card >= 0)
+            if child.phase != PH_PLAY:
+                xdeal(X, child)
+                cleft = popcount(child.hand[0] | child.hand[1])
+            tl = NULL
+            if cleft == 2 and child.stock_pos == N_CARDS and child.hand[0] and child.hand[1]:
+                # the child's tail without the call (xalphabeta's first steps there)
+                tl = xtail_of(X, child, depth + 1)
+            if tl != NULL:
+                S.solved += 1
+                v = tail_replay(X, child, tl, alpha, beta, lp)
+            else:
+                v = xalphabeta(X, child, cleft, depth + 1, alpha, beta, lp)
+        if improves(v, maxing, &best, &alpha, &beta):
+            j = i
+            if i:
+                out[0] = lf
+        if alpha >= beta:
+            break
+    if e != NULL:
+        e.key = key
+        e.leaf = out[0]
+        e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
+    if h != NULL:
+        h.key = hkey
+        mi = order_of(j, first)
+        if pk != NULL:
+            best_move.take = pk[mi] & TAKE_MASK
+            best_move.take2 = 0
+            best_move.card = <signed char>(pk[mi] >> 40)
+            best_move.matta_rank = -1
+            best_move.points = 0
+            h.best = best_move
+        else:
+            h.best = buf[mi]
+    return best
+
 cdef void exact_world(const Solve* X, const State* w, double weight) noexcept nogil:
     """Every root move solved exactly in one world; accumulated like a paired
     world, with the weight the world's likelihood gives it."""
     cdef State s
+    cdef XState x
     cdef Leaf lf
     cdef int m, j
     cdef RootMove* rm
@@ -491,7 +760,13 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
         apply_move(&s, &S.r, &rm.move)
         deal_due(&s, &S.r, &S.rng)
         rm.p_risk += weight * can_sweep_next(&s, &S.r, S.buf)
-        alphabeta(X, &s, popcount(s.hand[0] | s.hand[1]), 0, -(1 << 30), 1 << 30, &lf)
+        if X.memo:
+            memcpy(X.full, &s, sizeof(State))
+            x_of(&s, &x)
+            x.mval = s.cval[X.matta] & X.matta_mask
+            xalphabeta(X, &x, popcount(s.hand[0] | s.hand[1]), 0, -(1 << 30), 1 << 30, &lf)
+        else:
+            alphabeta(X, &s, popcount(s.hand[0] | s.hand[1]), 0, -(1 << 30), 1 << 30, &lf)
         rm.p_val = lf.margin
         rm.p_wval = lf.win
         for j in range(N_CAT):
@@ -521,9 +796,12 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     cdef signed char cards[N_CARDS]
     cdef Rng order
     cdef Solve X
+    cdef State full
     # the memos for the many worlds of the last two rounds; one world (the
     # last round, or the true one) is solved faster than they fill
-    X.memo = not REFERENCE and not k.fixed and ns > 0 and memos_init(x) == 0
+    X.memo = (not REFERENCE and not k.fixed and ns > 0 and r.n_players == 2 and r.n_sides == 2
+              and not r.five_players and memos_init(x) == 0)
+    X.full = &full
     X.S = S; X.tt = x.tt; X.hints = x.hints; X.moves = x.moves; X.leaves = x.leaves
     X.tails = x.tails
     X.matta = r.matta if r.matta >= 0 else 0
