@@ -108,3 +108,6 @@ def show(match: Match, decisions: list[Decision], summary: Summary, console: Con
         console.print(render.sides_table(summary))
         console.print(render.luck_table(summary, names))
     console.print(render.decisions_table(decisions, match.names, only_errors=not every))
+    errors = [d for d in decisions if d.judgement]
+    if errors:
+        console.print(render.positions(errors, match.names, names, match.rules.matta_card))

@@ -40,6 +40,18 @@ def local_hint(*, time_ms: float = 500.0, seed: int = 0) -> Callable[[Match], Re
     return hint
 
 
+def hand_points_line(m: Match) -> str:
+    """The points each side has won so far in this hand, as they happen:
+    'This hand: You 3 (1 scopa, 2 from declarations) – Engine 0'."""
+    parts = []
+    for name, points in zip(m.side_names, m.hand_points(), strict=False):
+        scope, declared = points["scope"], points["declarations"]
+        detail = ", ".join(w for w in ((f"{scope} scop{'a' if scope == 1 else 'e'}" if scope else ""),
+                                       (f"{declared} from declarations" if declared else "")) if w)
+        parts.append(f"{name} [bold]{scope + declared}[/]" + (f" ({detail})" if detail else ""))
+    return "This hand: " + " – ".join(parts)
+
+
 class Game:
     def __init__(self, match: Match, human: int, opponents: dict[int, Player], *,
                  console: Console, save_to: Path, hint: Callable[[Match], RenderableType] | None = None,
@@ -143,6 +155,7 @@ class Game:
         say("Score: " + "   ".join(f"{n} {s}" for n, s in zip(names, m.scores, strict=False))
             + f"   [dim]hand {m.hand_number + 1}, round {m.round + 1}, dealer {m.names[m.dealer]},"
               f" stock {v.stock_size}[/]")
+        say(hand_points_line(m))
         for seat in range(m.rules.players):
             if seat != self.human and v.public[seat]:
                 say(f"  {m.names[seat]} declared: {render.cards(v.public[seat])}")

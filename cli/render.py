@@ -4,7 +4,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from rich.console import Group
+from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from cirulla.solver.cards import RANKS, SUITS, Card, sort_key
 from cirulla.solver.events import CATEGORIES, HandEnd
@@ -14,15 +17,23 @@ from cirulla.v1 import engine_service_pb2 as epb
 _STYLE = ("bold red", "red", "bold", "bold")        # D H C S: red suits red
 _CARD = re.compile(rf"\b([{RANKS}])([{SUITS}])(?![A-Za-z])")
 JUDGEMENT_STYLE = {"inaccuracy": "yellow", "mistake": "dark_orange", "blunder": "bold red"}
+ERROR_KIND_WORDS = {"gave_scopa": "gave a scopa", "missed_capture": "missed a capture", "declaration": "declaration",
+                    "lost_race": "lost a race", "over_captured": "took too much", "other": "other"}
+MATTA_MARK = "[bold yellow]*[/]"    # after the matta (the wild card): 7♥*
+PLAYED_STYLE = "underline"          # a position's cards the played move uses
+BEST_STYLE = "on dark_green"        # ... the best move uses
 
 
-def card(c: Card) -> str:
-    return f"[{_STYLE[c.suit]}]{c.symbol}[/]"
+def card(c: Card, matta: Card | None = None, style: str = "") -> str:
+    """A card with its suit symbol, red suits red; the matta marked with a star."""
+    text = f"[{_STYLE[c.suit]}{' ' + style if style else ''}]{c.symbol}[/]"
+    return text + MATTA_MARK if matta is not None and c == matta else text
 
 
-def cards(cs: Iterable[Card]) -> str:
+def cards(cs: Iterable[Card], matta: Card | None = None, styles: dict[Card, str] | None = None) -> str:
     cs = sorted(cs, key=sort_key)
-    return " ".join(card(c) for c in cs) if cs else "[dim]—[/]"
+    styles = styles or {}
+    return " ".join(card(c, matta, styles.get(c, "")) for c in cs) if cs else "[dim]—[/]"
 
 
 def move(m: Move) -> str:
@@ -34,10 +45,10 @@ def move(m: Move) -> str:
     return f"{card(m.card)} takes {cards(m.captured)}"
 
 
-def move_text(text: str) -> str:
+def move_text(text: str, matta: Card | None = None) -> str:
     """A move's text form ("7C x 2C 5S") with suit symbols and colour."""
     def one(m: re.Match) -> str:
-        return card(Card.parse(m.group(0)))
+        return card(Card.parse(m.group(0)), matta)
     return _CARD.sub(one, text.replace(" x ", " × "))
 
 
@@ -127,13 +138,14 @@ def players_table(summary) -> Table:
 
 def sides_table(summary) -> Table:
     t = Table(title="Where the result came from (points)",
-              caption="result = dealer's edge + luck of the deals + play (errors) + rest (hidden cards, noise)",
+              caption="result = dealer's edge + luck of the deals + hidden luck (the cards the others held) "
+                      "+ play (errors) + noise (the evaluation's)",
               caption_justify="left")
-    for name in ("side", "result", "dealer's edge", "luck", "play", "rest"):
+    for name in ("side", "result", "dealer's edge", "luck", "hidden luck", "play", "noise"):
         t.add_column(name, justify="left" if name == "side" else "right")
     for s in summary.sides:
-        t.add_row(s.name, f"[bold]{s.result:+.0f}[/]", _signed(s.start), _signed(s.luck),
-                  _signed(s.play), _signed(s.rest))
+        t.add_row(s.name, f"[bold]{s.result:+.0f}[/]", _signed(s.start), _signed(s.luck), _signed(s.hidden_luck),
+                  _signed(s.play), _signed(s.noise))
     return t
 
 
@@ -158,10 +170,12 @@ def luck_table(summary, side_names: Sequence[str]) -> Table:
 def decisions_table(decisions, names: Sequence[str], *, only_errors: bool = True) -> Table:
     shown = [d for d in decisions if d.judgement or not only_errors]
     has_win = any(d.win_chance_loss is not None for d in shown)
+    has_why = any(d.kind for d in shown)
     t = Table(title=("Errors" if only_errors else "Every decision") + f" ({len(shown)})",
               caption="h.r: hand.round; lost: expected points (± standard error); "
                       + ("win: change in the chance of winning the match; " if has_win else "")
-                      + "seeing all: the best move had every card been visible (what the played one lost by it)",
+                      + "seeing all: the best move had every card been visible (what the played one lost by it)"
+                      + ("; why: what the error did (its position, below, says it in words)" if has_why else ""),
               caption_justify="left")
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("h.r", justify="right", no_wrap=True)
@@ -173,6 +187,8 @@ def decisions_table(decisions, names: Sequence[str], *, only_errors: bool = True
         t.add_column("win", justify="right", no_wrap=True)
     t.add_column("judgement", no_wrap=True)
     t.add_column("seeing all")
+    if has_why:
+        t.add_column("why", no_wrap=True)
     for d in shown:
         same = d.forced or d.played == d.best
         row = [str(d.number + 1), f"{d.hand + 1}.{d.round + 1}", names[d.seat], move_text(str(d.played)),
@@ -182,5 +198,67 @@ def decisions_table(decisions, names: Sequence[str], *, only_errors: bool = True
             row.append("" if same or d.win_chance_loss is None else f"{-100 * d.win_chance_loss:+.1f}%")
         seen = "" if d.forced else move_text(str(d.hindsight_best)) + (
             f" ({d.hindsight_loss:.2f})" if d.hindsight_loss > 0.005 else "")
-        t.add_row(*row, judgement(d.judgement, d.forced), seen)
+        row += [judgement(d.judgement, d.forced), seen]
+        if has_why:
+            row.append(ERROR_KIND_WORDS.get(str(d.kind), str(d.kind)) if d.kind else "")
+        t.add_row(*row)
     return t
+
+
+def position(d, names: Sequence[str], side_names: Sequence[str], matta: Card | None = None) -> Panel:
+    """A decision's position as the seat saw it: the table, its hand, the
+    cards it had not seen, the scores; the played and the best move's cards
+    marked (underlined: played; on green: best), the matta starred, and why
+    an error lost."""
+    p = d.position
+    same = d.forced or d.played == d.best
+
+    def styles(cs: Iterable[Card], played: set[Card], best: set[Card]) -> dict[Card, str]:
+        out = {}
+        for c in cs:
+            words = [w for w, on in ((PLAYED_STYLE, c in played), (BEST_STYLE, c in best)) if on]
+            if words:
+                out[c] = " ".join(words)
+        return out
+
+    own, taken = _move_cards(d.played)
+    best_own, best_taken = _move_cards(d.best) if not same else (set(), set())
+    g = Table.grid(padding=(0, 2))
+    g.add_column(style="dim", no_wrap=True)
+    g.add_column()
+    g.add_row("table", cards(p.table, matta, styles(p.table, taken, best_taken)))
+    g.add_row("hand", cards(p.hand, matta, styles(p.hand, own, best_own)))
+    g.add_row(f"unseen ({len(p.unseen)})", cards(p.unseen, matta))
+    score = " – ".join(f"{n} {s}" for n, s in zip(side_names, p.scores, strict=False))
+    hand = " – ".join(str(x) for x in p.hand_points)
+    held = ", ".join(f"{names[s]} holds {n}" for s, n in enumerate(p.hand_sizes) if s != d.seat)
+    g.add_row("score", f"{score}; this hand {hand}" + (f"; {held}" if held else ""))
+    note = "" if d.forced else ("  [dim](the best move)[/]" if same else "") + \
+        f"  [dim]scopa risk {100 * d.played_scopa_risk:.0f} %[/]"
+    g.add_row("played", move_text(str(d.played), matta) + note)
+    if not same:
+        g.add_row("best", move_text(str(d.best), matta) + f"  [dim]scopa risk {100 * d.best_scopa_risk:.0f} %[/]"
+                  f"  lost {d.loss:.2f} ± {d.loss_stderr:.2f}")
+    if d.reason:
+        g.add_row("why", Text(d.reason))
+    title = (f"#{d.number + 1} · hand {d.hand + 1}, round {d.round + 1} · {names[d.seat]}"
+             + (f" · {judgement(d.judgement)}" if d.judgement else " · forced" if d.forced else ""))
+    return Panel(g, title=title, title_align="left", expand=False)
+
+
+def positions(decisions, names: Sequence[str], side_names: Sequence[str], matta: Card | None = None) -> Group:
+    """The position of each of `decisions`, with a key to the marks."""
+    key = (f"[dim]{_mark('underlined', PLAYED_STYLE)}: the played move's cards; {_mark('on green', BEST_STYLE)}: "
+           f"the best move's" + (f"; {card(matta, matta)}: the matta (wild card)" if matta is not None else "") + "[/]")
+    return Group(Text.from_markup(f"[bold]Positions[/] ({len(decisions)})  " + key),
+                 *(position(d, names, side_names, matta) for d in decisions))
+
+
+def _mark(word: str, style: str) -> str:
+    return f"[{style}]{word}[/]"
+
+
+def _move_cards(m: Move) -> tuple[set[Card], set[Card]]:
+    """The cards a move uses from the hand, and those it takes from the table."""
+    own = {m.card} if m.card is not None else {*m.declared, *m.declared_second}
+    return own, set(m.captured)

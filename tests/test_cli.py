@@ -89,6 +89,7 @@ def test_play_a_hand_through_the_terminal_input(tmp_path):
     assert "The engine's ranking of your moves" in out and "expected" in out   # hint, with figures
     assert "not a card" in out or "unknown rank" in out           # a bad move is refused, play goes on
     assert re.search(r"Hand 1\s", out) and "The match is over" in out and f"Record saved to {save}" in out
+    assert re.search(r"This hand: You \d+.* – Engine( 1)? \d+", out)           # the hand's points so far
     saved, chose_first = first_moves_replayed(save)
     assert saved.is_over and saved.hand_number == 0
     human = [e for e in saved.events if isinstance(e, Turn) and e.seat == 0]
@@ -188,7 +189,67 @@ def test_analyze_writes_the_html_report(capsys, game, tmp_path):
     assert code == 0 and f"Report written to {page}" in out
     text = page.read_text()
     assert text.startswith("<!doctype html>") and '<svg id="evaluation"' in text
-    assert "http://" not in text.replace("http://www.w3.org", "") and "<script" not in text   # self-contained
+    assert "http://" not in text.replace("http://www.w3.org", "")                            # self-contained
+    assert not re.search(r"<script[^>]*\bsrc=", text) and "Content-Security-Policy" in text
+
+
+def test_analyze_shows_each_errors_position_and_why(capsys, tmp_path):
+    """The terminal output: after the table, each error's position (table,
+    hand, unseen cards, scores) and why it lost, in words."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_analysis import drop_handing_a_scopa, record_where
+
+    from cirulla.solver.analysis import analyze_all
+    match, event = record_where(drop_handing_a_scopa)
+    path = tmp_path / "blunder.json"
+    record.save(match, path)
+    code, out, _ = cli(capsys, "analyze", path, "--iterations", 1500, "--seed", 1)
+    assert code == 0
+    decisions, _ = analyze_all(match, iterations=1500, seed=1)
+    errors = [d for d in decisions if d.judgement]
+    blunder = next(d for d in errors if d.event_index == event)
+    assert f"Positions ({len(errors)})" in out and "the matta (wild card)" in out
+    panels = out[out.index("Positions ("):]
+    flat = " ".join(panels.replace("│", " ").split())
+    for d in errors:
+        assert f"#{d.number + 1} · hand {d.hand + 1}, round {d.round + 1}" in flat
+        assert " ".join(d.reason.split()) in flat
+    one = flat[flat.index(f"#{blunder.number + 1} · hand"):]
+    cards = lambda cs: " ".join(c.symbol for c in sorted(cs, key=lambda c: (c.rank, c.suit)))   # noqa: E731
+    assert one.index("table " + cards(blunder.position.table)) < one.index("hand " + cards(blunder.position.hand))
+    assert f"unseen ({len(blunder.position.unseen)})" in one and "score " in one
+    assert "played " + blunder.played.card.symbol in one
+
+
+def test_cards_in_the_terminal_are_in_colour_with_the_matta_marked():
+    from rich.console import Console
+
+    from cirulla.cli import render
+    from cirulla.solver.cards import Card
+    seven, king = Card.parse("7H"), Card.parse("KS")
+    console = Console(force_terminal=True, color_system="standard", width=80)
+    with console.capture() as got:
+        console.print(render.cards([king, seven], matta=seven), highlight=False)
+    text = got.get()
+    assert "\x1b[31m7♥\x1b[0m\x1b[1;33m*" in text           # hearts red, the matta starred
+    assert "\x1b[1mK♠" in text
+    with console.capture() as got:
+        console.print(render.move_text("7D x 7H", matta=seven), highlight=False)
+    assert "\x1b[1;31m7♦" in got.get()
+
+
+def test_the_live_line_shows_the_hands_points_so_far():
+    from cirulla.cli.play import hand_points_line
+    m = Match(Rules(hands=1), seed=3, names=["You", "Engine"])
+    g = GreedyPlayer()
+    line = hand_points_line(m)
+    while not m.is_over and not any(p["scope"] for p in m.hand_points()):
+        m.play(g.choose(m))
+        line = hand_points_line(m)
+    points = m.hand_points()
+    for name, p in zip(m.side_names, points, strict=True):
+        assert f"{name} [bold]{p['scope'] + p['declarations']}[/]" in line
+    assert re.search(r"\(1 scopa\b|\(\d+ scope\b", line)
 
 
 # --- errors and exit codes ------------------------------------------------------------
@@ -262,9 +323,10 @@ def test_hint_and_analyze_through_a_server_match_the_local_engine(capsys, game):
 
 
 def test_arena_json(capsys):
-    code, out, _ = cli(capsys, "arena", "random", "greedy", "--pairs", 2, "--hands", 1, "--json")
+    code, out, err = cli(capsys, "arena", "random", "greedy", "--pairs", 2, "--hands", 1, "--json")
     result = json_format.Parse(out, arena_pb2.ArenaResult())
     assert code == 0 and result.pairs == 2 and result.a == "random" and result.margin < 0
+    assert re.search(r"machine_load: [\d.]+ before, [\d.]+ after .*cores", err)    # how busy it was
     assert result.rules.hands == 1 and len(result.margin_ci) == 2
     code, _, err = cli(capsys, "arena", "nonsense", "greedy")
     assert code == 3 and "engines are" in err

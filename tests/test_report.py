@@ -1,13 +1,21 @@
 """The HTML report of `cirulla analyze --html`, opened in headless Chromium
 (Debian's `chromium` package): the DOM it builds has the graph, the errors
 and the tables, saying what the analysis says, and a screenshot shows the
-graph drawn (its blunder marker and luck bars in their colours).
+graph drawn (its blunder marker and luck bars in their colours). Its script
+is driven by a probe: a copy of the page with a script appended that clicks
+and presses keys, then writes what the page shows into the DOM, which
+--dump-dom prints: the position beside the graph follows a click on the
+graph or the table and the ← / → keys; the costliest errors come first; the
+page fits 360 px (in an iframe that wide: headless Chromium's window is at
+least 500 px); and its Content-Security-Policy blocks every network load.
 
 Without a Chromium on the PATH these tests skip, unless
 CIRULLA_REQUIRE_CHROMIUM=1 (CI sets it: there a missing browser is a failure).
 """
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
 import shutil
@@ -20,9 +28,10 @@ from pathlib import Path
 import pytest
 from test_analysis import drop_handing_a_scopa, record_where
 
-from cirulla.cli.report import GRADE_COLOURS, SIDE_COLOURS, html_report
+from cirulla.cli.report import CSP, GRADE_COLOURS, PART_COLOURS, SIDE_COLOURS, html_report, page_data
 from cirulla.solver import Rules
-from cirulla.solver.analysis import analyze_all
+from cirulla.solver.analysis import PointKind, analyze_all
+from cirulla.solver.cards import sort_key
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -192,4 +201,207 @@ def test_a_screenshot_shows_the_graph_drawn(browser, report, tmp_path):
 def test_the_page_is_self_contained(report):
     text = report[0].read_text()
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
-    assert "<script" not in text and "@import" not in text
+    assert not re.search(r"<(script|link|img|iframe|object|embed)\b[^>]*\b(src|href)\s*=", text)
+    assert "@import" not in text and "url(" not in text.replace("url(#above)", "").replace("url(#below)", "")
+    meta = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', text)
+    assert meta and html.unescape(meta.group(1)) == CSP
+    assert "default-src 'none'" in CSP and "connect-src" not in CSP        # everything else falls back to none
+
+
+# --- the page's script, driven by a probe ----------------------------------------------------
+
+PROBE = """
+function cards(root, zone) {
+  return Array.prototype.map.call(root.querySelectorAll('[data-zone="' + zone + '"] .card'),
+                                  function (c) { return c.getAttribute("data-card"); });
+}
+function state() {
+  var a = document.querySelector("article.position:not([hidden])");
+  var row = document.querySelector("table.dec tr.current");
+  return {shown: document.querySelectorAll("article.position:not([hidden])").length,
+          decision: Number(a.getAttribute("data-decision")), hand: cards(a, "hand"), table: cards(a, "table"),
+          unseen: cards(a, "unseen"), row: row && Number(row.getAttribute("data-decision")),
+          cursor: document.querySelector("#cursor circle").getAttribute("cx")};
+}
+function click(el) { el.dispatchEvent(new MouseEvent("click", {bubbles: true, cancelable: true})); }
+function key(name) {
+  document.dispatchEvent(new KeyboardEvent("keydown", {key: name, bubbles: true, cancelable: true}));
+}
+function report(value) {
+  var out = document.createElement("pre");
+  out.id = "probe";
+  out.textContent = JSON.stringify(value);
+  document.body.appendChild(out);
+}
+"""
+
+
+def probe(browser: str, tmp: Path, page: Path, script: str, *args: str, fragment: str = "") -> object:
+    """Open a copy of `page` with PROBE and `script` appended; what the script
+    report()s, read back from the dumped DOM."""
+    copy = tmp / f"probe-{len(list(tmp.glob('probe-*.html')))}.html"
+    copy.write_text(page.read_text().replace("</body>", f"<script>{PROBE}\n{script}</script></body>"))
+    done = chromium(browser, tmp, "--virtual-time-budget=3000", *args, "--dump-dom", copy.as_uri() + fragment)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stdout[-3000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+def codes(cards) -> list[str]:
+    return [str(c) for c in sorted(cards, key=sort_key)]
+
+
+def expect(d) -> dict:
+    return {"decision": d.number, "hand": codes(d.position.hand), "table": codes(d.position.table),
+            "unseen": codes(d.position.unseen)}
+
+
+def test_a_click_on_the_graph_and_the_arrow_keys_show_each_decisions_position(browser, report, tmp_path):
+    page, match, decisions, summary, blunder = report
+    # a decision of the second hand with cards on the table, neither the first nor the last
+    k = next(d.number for d in decisions if d.hand == 1 and d.position.table and 0 < d.number < len(decisions) - 2
+             and d.number != blunder.number)
+    steps = probe(browser, tmp_path, page, f"""
+        var seen = [state()];
+        click(document.querySelector('#evaluation circle.pt[data-decision="{k}"]')); seen.push(state());
+        key("ArrowRight"); seen.push(state());
+        key("ArrowRight"); seen.push(state());
+        key("ArrowLeft"); key("ArrowLeft"); key("ArrowLeft"); seen.push(state());
+        click(document.querySelector('table.dec tr[data-decision="2"] td.who')); seen.push(state());
+        click(document.getElementById("prev")); seen.push(state());
+        key("ArrowLeft"); seen.push(state());
+        report(seen);""")
+    assert isinstance(steps, list)
+    first, *moved = steps
+    # at first the costliest error is in focus
+    costliest = max((d for d in decisions if d.judgement), key=lambda d: d.severity)
+    assert first["decision"] == costliest.number
+    for got, n in zip(moved, [k, k + 1, k + 2, k - 1, 2, 1, 0], strict=True):
+        d = decisions[n]
+        assert got["shown"] == 1 and got["row"] == n
+        assert {key: got[key] for key in ("decision", "hand", "table", "unseen")} == expect(d)
+    # the ring on the graph follows the focus
+    assert len({s["cursor"] for s in steps}) == len({s["decision"] for s in steps})
+    # the address opens a decision: #d5 is decision number 4
+    opened = probe(browser, tmp_path, page, "report(state());", fragment="#d5")
+    assert {key: opened[key] for key in ("decision", "hand", "table", "unseen")} == expect(decisions[4])
+
+
+def test_the_costliest_errors_come_first_with_their_positions_and_reasons(browser, report, tmp_path):
+    page, match, decisions, summary, blunder = report
+    shown = probe(browser, tmp_path, page, """
+        var worst = document.getElementById("worst"), graph = document.getElementById("evaluation");
+        var players = Array.prototype.map.call(document.querySelectorAll(".worst-player"), function (p) {
+          return {seat: Number(p.getAttribute("data-seat")),
+                  errors: Array.prototype.map.call(p.querySelectorAll(".err-card"), function (c) {
+                    return {decision: Number(c.getAttribute("data-decision")), hand: cards(c, "hand"),
+                            table: cards(c, "table"), text: c.textContent}; })}; });
+        var sections = Array.prototype.map.call(document.querySelectorAll("main > section"),
+                                                function (s) { return s.id; });
+        var last = document.querySelectorAll(".err-card");
+        click(last[last.length - 1]);
+        report({players: players, sections: sections, graph_after: !!(worst.compareDocumentPosition(graph) & 4),
+                focus: state()});""")
+    assert isinstance(shown, dict)
+    assert shown["sections"][:2] == ["worst", "graph"] and shown["graph_after"]
+    assert [p["seat"] for p in shown["players"]] == list(range(match.rules.players))
+    cards_shown = 0
+    for p in shown["players"]:
+        errors = sorted((d for d in decisions if d.seat == p["seat"] and d.judgement),
+                        key=lambda d: (-d.severity, d.number))[:3]
+        assert [e["decision"] for e in p["errors"]] == [d.number for d in errors]
+        for e, d in zip(p["errors"], errors, strict=True):
+            assert e["hand"] == codes(d.position.hand) and e["table"] == codes(d.position.table)
+            assert d.reason and " ".join(d.reason.split()) in " ".join(e["text"].split())
+            assert d.judgement in e["text"] and f"{d.loss:.2f}" in e["text"]
+            cards_shown += 1
+    assert cards_shown >= 1 and blunder.number in [e["decision"] for p in shown["players"] for e in p["errors"]]
+    # a click on one focuses it beside the graph
+    last = [e for p in shown["players"] for e in p["errors"]][-1]
+    assert shown["focus"]["decision"] == last["decision"]
+
+
+def test_the_page_fits_360_pixels(browser, report, tmp_path):
+    """In an iframe 360 px wide (the page's own media queries apply): nothing
+    is wider than the screen; the graph and the wide tables scroll in their boxes."""
+    page = report[0]
+    source = json.dumps(page.read_text()).replace("</", "<\\/")
+    harness = tmp_path / "narrow.html"
+    harness.write_text(f"""<!doctype html><html><body style="margin:0">
+<iframe id="f" style="width:360px;height:800px;border:0"></iframe>
+<script>
+var f = document.getElementById("f");
+f.onload = function () {{
+  var doc = f.contentDocument, root = doc.documentElement, wide = [];
+  doc.querySelectorAll("main *").forEach(function (e) {{
+    var r = e.getBoundingClientRect();
+    if (r.right > root.clientWidth + 0.5 && !e.closest(".scroll, .svg-scroll")) {{
+      wide.push(e.tagName + "." + e.className);
+    }}
+  }});
+  var out = document.createElement("pre");
+  out.id = "probe";
+  out.textContent = JSON.stringify({{inner: f.contentWindow.innerWidth, scroll: root.scrollWidth,
+                                     client: root.clientWidth, wide: wide.slice(0, 10),
+                                     graph: doc.querySelector(".svg-scroll").scrollWidth}});
+  document.body.appendChild(out);
+}};
+f.srcdoc = {source};
+</script></body></html>""")
+    done = chromium(browser, tmp_path, "--virtual-time-budget=5000", "--dump-dom", harness.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stdout[-2000:]
+    got = json.loads(html.unescape(found.group(1)))
+    assert got["inner"] == 360
+    assert got["scroll"] <= 360 and got["wide"] == [], got
+    assert got["graph"] > got["client"]          # the graph keeps its size and scrolls in its box
+    shot = tmp_path / "narrow.png"
+    done = chromium(browser, tmp_path, "--window-size=360,800", f"--screenshot={shot}", page.as_uri())
+    assert done.returncode == 0 and shot.exists()
+
+
+def test_the_policy_blocks_every_network_load(browser, report, tmp_path):
+    blocked = probe(browser, tmp_path, report[0], """
+        var blocked = [];
+        document.addEventListener("securitypolicyviolation", function (e) { blocked.push(e.blockedURI); });
+        var img = new Image(); img.src = "http://127.0.0.1:9/x.png"; document.body.appendChild(img);
+        var link = document.createElement("link"); link.rel = "stylesheet"; link.href = "http://127.0.0.1:9/y.css";
+        document.head.appendChild(link);
+        try { fetch("http://127.0.0.1:9/z").catch(function () {}); } catch (e) {}
+        setTimeout(function () { report(blocked); }, 500);""")
+    assert isinstance(blocked, list)
+    assert {"http://127.0.0.1:9/x.png", "http://127.0.0.1:9/y.css", "http://127.0.0.1:9/z"} <= set(blocked)
+
+
+# --- the page's data --------------------------------------------------------------------------
+
+def test_every_decision_row_has_its_parts_and_they_add_up_to_the_result(report):
+    page, match, decisions, summary, blunder = report
+    data = page_data(match, decisions, summary)
+    rows = data["rows"]
+    shown = [r["d"] for r in rows if r["kind"] == "decision"]
+    assert [d.number for d in shown] == [d.number for d in decisions]
+    total = 0.0
+    for r in rows:
+        if r["kind"] == "start":
+            total += float(r["edge"].text)
+        else:
+            parts = r["d"].parts if r["kind"] == "decision" else r["parts"]
+            assert set(parts) == {"luck", "hidden_luck", "play", "noise"}
+            total += sum(float(v.text) for v in parts.values())
+    s0 = summary.sides[0]
+    assert total == pytest.approx(s0.result, abs=0.01 * len(rows))
+    # each TURN point's parts are its row's (plus the deal's luck before it)
+    turn = {p.decision: p for p in summary.timeline if p.kind is PointKind.TURN}
+    for d in shown:
+        assert float(d.parts["play"].text) == pytest.approx(turn[d.number].play, abs=0.006)
+    # the split: five parts, five colours, the result last
+    steps = data["split"]["steps"]
+    assert [s["key"] for s in steps] == [*PART_COLOURS, "result"]
+    assert len({s["colour"] for s in steps[:5]}) == 5
+    # no win chance rated in a match of two hands: no WIN column
+    assert data["has_win"] == any(d.win_chance is not None for d in decisions)
+    text = page.read_text()
+    assert ('title="the chance of winning the match after the played move' in text) == data["has_win"]
