@@ -42,11 +42,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from cirulla.solver.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, SUITS
+from cirulla.solver.cards import Card
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import game_pb2 as pb
 
 from .remote import FAILED, NO_FILE, OK, USAGE, CliError
+from .report import CardView, card_view, environment
 
 # display order and words; the keys are cirulla.v1's enum value names without their prefix, lower case
 # (the analysis's ErrorKind, Phase and Judgement values)
@@ -397,49 +398,12 @@ def tables(report: Report, only: Sequence[str] = ()) -> list[Table]:
 
 # --- the page -----------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class CardView:
-    text: str                   # "7D"
-    rank: str                   # "7"
-    symbol: str                 # "♦"
-    suit: str                   # "diamonds"
-    red: bool
-    mark: str = ""              # CSS classes: "played", "taken", "best" (as cli/report.py's CardView)
-
-
-def card_view(text: str, mark: str = "") -> CardView:
-    t = text.strip().upper()
-    if len(t) == 2 and t[0] in RANKS and t[1] in SUITS:
-        suit = SUITS.index(t[1])
-        return CardView(t, t[0], SUIT_SYMBOLS[suit], SUIT_NAMES[suit], suit < 2, mark)
-    return CardView(text, text, "", "", False, mark)
-
-
-_CARD = re.compile(rf"\b([{RANKS}])([{SUITS}])(?![A-Za-z])")
-
-
-def move_parts(text: str) -> list[dict[str, Any]]:
-    """A move's text as pieces for the template: plain text, and cards with their suit
-    symbol (red suits marked), " x " as " × "."""
-    parts: list[dict[str, Any]] = []
-    at = 0
-    text = text.replace(" x ", " × ")
-    for m in _CARD.finditer(text):
-        if m.start() > at:
-            parts.append({"text": text[at:m.start()]})
-        c = card_view(m.group(0))
-        parts.append({"text": c.rank + c.symbol, "card": c})
-        at = m.end()
-    if at < len(text):
-        parts.append({"text": text[at:]})
-    return parts
-
-
 def _marks(cards: Sequence[str], played: set[str], best: set[str], *, hand: bool) -> list[CardView]:
+    """The report's card views (no matta: an analysis line carries no rules)."""
     out = []
     for c in cards:
         mark = " ".join(m for m, on in (("played" if hand else "taken", c in played), ("best", c in best)) if on)
-        out.append(card_view(c, mark))
+        out.append(card_view(Card.parse(c), None, mark))
     return out
 
 
@@ -456,7 +420,7 @@ def example_view(e: Example) -> dict[str, Any]:
         "game": e.game, "game_id": e.game_id[:12], "source": e.source, "decision": e.number + 1,
         "hand": e.hand + 1, "round": e.round + 1, "phase": PHASES.get(e.phase, e.phase), "grade": e.grade,
         "severity": e.severity, "loss": e.loss, "reason": e.reason,
-        "played": move_parts(e.played.text), "best": move_parts(e.best.text), "same": same,
+        "played": e.played.text, "best": e.best.text, "same": same,
         "hand_cards": _marks(e.hand_cards, own(e.played), set() if same else own(e.best), hand=True),
         "table": _marks(e.table, took(e.played), set() if same else took(e.best), hand=False),
         "scores": " – ".join(map(str, e.scores)), "hand_points": " – ".join(map(str, e.hand_points)),
@@ -527,9 +491,7 @@ def player_view(h: Habits, index: int) -> dict[str, Any]:
 def html(report: Report, only: Sequence[str] = (), *, title: str | None = None) -> str:
     """The habits page: self-contained (inline CSS and SVG, no scripts, nothing fetched),
     autoescaped."""
-    from jinja2 import Environment, PackageLoader
-    env = Environment(loader=PackageLoader("cirulla.cli", "templates"), autoescape=True,
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = environment().overlay()           # the report's templates and card drawing
     env.filters["num"] = _num
     players = [player_view(h, i) for i, h in enumerate(report.ordered(only))]
     return env.get_template("habits.html").render(

@@ -14,6 +14,7 @@ noise), the luck of each deal, and every decision.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -22,7 +23,7 @@ from typing import Any
 
 from cirulla.solver import analysis
 from cirulla.solver.analysis import Decision, JudgedBy, PointKind, Summary, TimelinePoint
-from cirulla.solver.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, Card, sort_key
+from cirulla.solver.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Card, sort_key
 from cirulla.solver.events import CATEGORIES, Deal, HandEnd
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
@@ -55,12 +56,29 @@ JS = _template_text("report.js")
 
 @lru_cache(maxsize=1)
 def environment() -> Any:
-    """The templates of cli/templates/, HTML autoescaped."""
+    """The templates of cli/templates/, HTML autoescaped; `cardtext` draws the
+    cards named in a text (a reason, a move) in their suits' colours."""
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-    return Environment(loader=PackageLoader("cirulla.cli", "templates"),
-                       autoescape=select_autoescape(["html", "svg"], default_for_string=True),
-                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                       undefined=StrictUndefined)
+    env = Environment(loader=PackageLoader("cirulla.cli", "templates"),
+                      autoescape=select_autoescape(["html", "svg"], default_for_string=True),
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                      undefined=StrictUndefined)
+    env.filters["cardtext"] = card_text
+    return env
+
+
+_CARD_CODE = re.compile(rf"\b([{RANKS}])([{SUITS}])(?![A-Za-z])")
+
+
+def card_text(text: str) -> Any:
+    """Text with its card codes (7D) as suit symbols, red suits red: escaped
+    HTML, safe to insert."""
+    from markupsafe import Markup, escape
+
+    def one(m: re.Match[str]) -> str:
+        c = Card.parse(m.group(0))
+        return f'<span class="c{" r" if c.suit < 2 else ""}">{RANKS[c.rank]}{SUIT_SYMBOLS[c.suit]}</span>'
+    return Markup(_CARD_CODE.sub(one, str(escape(text)).replace(" x ", " × ")))
 
 
 # --- numbers, cards and moves as plain data -----------------------------------------------

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from test_analysis import drop_handing_a_scopa, record_where
 
-from cirulla.cli.report import CSP, GRADE_COLOURS, PART_COLOURS, SIDE_COLOURS, html_report, page_data
+from cirulla.cli.report import CSP, GRADE_COLOURS, PART_COLOURS, SIDE_COLOURS, card_text, html_report, page_data
 from cirulla.solver import Rules
 from cirulla.solver.analysis import PointKind, analyze_all
 from cirulla.solver.cards import sort_key
@@ -313,7 +313,8 @@ def test_the_costliest_errors_come_first_with_their_positions_and_reasons(browse
         assert [e["decision"] for e in p["errors"]] == [d.number for d in errors]
         for e, d in zip(p["errors"], errors, strict=True):
             assert e["hand"] == codes(d.position.hand) and e["table"] == codes(d.position.table)
-            assert d.reason and " ".join(d.reason.split()) in " ".join(e["text"].split())
+            shown_reason = html.unescape(re.sub(r"<[^>]+>", "", str(card_text(d.reason))))    # its cards drawn
+            assert d.reason and " ".join(shown_reason.split()) in " ".join(e["text"].split())
             assert d.judgement in e["text"] and f"{d.loss:.2f}" in e["text"]
             cards_shown += 1
     assert cards_shown >= 1 and blunder.number in [e["decision"] for p in shown["players"] for e in p["errors"]]
@@ -405,3 +406,9 @@ def test_every_decision_row_has_its_parts_and_they_add_up_to_the_result(report):
     assert data["has_win"] == any(d.win_chance is not None for d in decisions)
     text = page.read_text()
     assert ('title="the chance of winning the match after the played move' in text) == data["has_win"]
+
+
+def test_card_text_draws_the_cards_of_a_text_and_escapes_the_rest():
+    shown = str(card_text("7D x 3C 4S leaves <9> on the table; KH"))
+    assert '<span class="c r">7♦</span> × <span class="c">3♣</span>' in shown
+    assert '<span class="c r">K♥</span>' in shown and "&lt;9&gt;" in shown and "<9>" not in shown
