@@ -467,7 +467,7 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
         stock = p.world.base["stock"][p.world.base["stock_pos"]:]
         know = dataclasses.replace(p.world, fixed=False, unseen=tuple(stock))
         value = run_search(know, iterations=iterations, seed=_mix(seed, p.number, 3), cancel=cancel,
-                           **VALUE_KNOBS)
+                           solve_forced=True, **VALUE_KNOBS)
         before, after = value.moves[0].expected_points, _stats(value, p.played).expected_points
     d = Decision(
         number=p.number, event_index=p.event, hand=p.hand, round=p.round, seat=p.seat, side=side,

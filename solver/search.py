@@ -403,7 +403,8 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
                time_ms: float | None = None, seed: int = 0, threads: int = 1, cancel: CancelToken | None = None,
                sensitive: bool = False, on_progress: Callable[[SearchResult], None] | None = None,
                progress_interval_ms: float = 250.0, paired_share: float = PAIRED_SHARE,
-               pick: str = "paired", use_tables: bool = True, **params: Unpack[SearchParams]) -> SearchResult:
+               pick: str = "paired", use_tables: bool = True, solve_forced: bool = False,
+               **params: Unpack[SearchParams]) -> SearchResult:
     """The search behind search() and flat_monte_carlo(), on what `know` says.
 
     `method` None picks it by the position (module docstring); FLAT is the
@@ -411,6 +412,10 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
     equity table rates it (see match_sensitive). `params` go to the Searcher
     (c_ucb, eps_milli, follow_min, infer_t); `pick` = "visits" recommends the
     tree's most visited move instead of the paired phase's best (for tuning).
+    `solve_forced`: value a position with one legal move as any other (exactly
+    where the last rounds are solved, else by the tree), not by a few
+    playouts: the analysis values every position, and a forced move's must
+    agree with its neighbours'.
     """
     if iterations is not None and (not isinstance(iterations, int) or iterations < 1):
         raise StateError(f"search: iterations must be a positive integer, got {iterations!r}")
@@ -435,7 +440,7 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
         raise StateError("search: no legal move (the hand is not in play)")
     stock = 40 - know.base["stock_pos"]
     if method is None:
-        if n_moves == 1:
+        if n_moves == 1 and not solve_forced:
             method = SearchMethod.FORCED
         elif rules.players == 2 and (stock == 0 or (stock == 6 and rules.capture is Capture.MANDATORY)):
             method = SearchMethod.EXACT     # the last round, or the last two: see the module docstring

@@ -300,6 +300,17 @@ def test_one_legal_move_returns_at_once():
     assert res.best == match.legal_moves[0] and res.moves[0].samples > 0
 
 
+def test_a_forced_position_can_be_valued_like_any_other():
+    """The analysis values every position: with solve_forced, one legal move gets
+    the tree (or the exact solve) as any position would, not a few playouts."""
+    match = _find(Rules(), 3, lambda m: len(m.legal_moves) == 1 and m.stock_size > 6)
+    know = Knowledge.of(match.view(match.to_move))
+    quick = run_search(know, iterations=4000, seed=1)
+    full = run_search(know, iterations=4000, seed=1, solve_forced=True)
+    assert quick.method == "forced" and full.method == "ismcts" and full.info["tree_iterations"] > 0
+    assert full.best == quick.best == match.legal_moves[0]
+
+
 def test_cancel_stops_within_50ms():
     """A cancelled search returns within 50 ms (measured ~2 ms; the machine is
     shared, so the best of three tries is held to 50 ms and every try to 250)."""
