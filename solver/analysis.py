@@ -118,10 +118,14 @@ DEFAULT_ITERATIONS = 30_000     # per search: about the search's default 100 ms 
 DEFAULT_JOBS = 2                # decisions analysed at once (the search releases the GIL)
 # The value search's knobs: every root move kept in the tree (root_floor), wider
 # exploration and the tree followed as deep as it goes, so that one position
-# valued by two searches (before and after a move) agrees better. Over 50
-# one-hand games at 8,000 iterations (bench_analysis.py --split 50) the mean
-# size of the noise part fell from 2.82 to 1.72 points; more iterations do not
-# lower it (the two trees differ, not their samples).
+# valued by two searches (before and after a move) agrees better; and a forced
+# move's position valued by the tree (solve_forced) rather than by a few
+# playouts. Over 50 one-hand games at 8,000 iterations (bench_analysis.py
+# --split 50) the mean size of the noise part fell from 2.82 to 1.72 points
+# with the knobs, and to 0.98 with solve_forced (0.67 over 25 games at the
+# default 30,000). Tried and dropped: the same worlds for every value search
+# of a hand (common random numbers), a larger paired phase, c_ucb 4 or 16, a
+# floor of 0.5.
 VALUE_KNOBS: SearchParams = {"root_floor": 0.25, "c_ucb": 8.0, "follow_min": 1}
 
 
