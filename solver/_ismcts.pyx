@@ -96,9 +96,14 @@ cdef inline int starved_root(const Search* S, const Tree* t, int n, int best) no
     n of the iterations so far), else `best`. Without it, a root move whose first
     playout came out badly can go unvisited for good (UCB's bonus is small beside
     a hand's spread of points), and the paired phase then finds no tree to follow
-    after it and plays it out with the rollout policy alone: a biased figure."""
+    after it and plays it out with the rollout policy alone: a biased figure.
+    The focus move, if any, comes first while it has less than focus_share."""
     cdef int i, c, low = -1
     cdef long v, fewest = 1L << 62
+    if S.focus_share > 0 and 0 <= S.focus < n:
+        c = find_child(t, 0, &S.buf[S.focus])
+        if <double>t.nodes[c].visits < S.focus_share * S.iters:
+            return S.focus
     for i in range(n):
         c = find_child(t, 0, &S.buf[i])
         v = t.nodes[c].visits
@@ -142,7 +147,7 @@ cdef void ismcts_iteration(Search* S, Tree* t) noexcept nogil:
             sc = nd.sum / nd.visits + S.c_ucb * sqrt(lg / nd.visits)
             if sc > best_sc:
                 best_sc = sc; best = i
-        if node == 0 and not nu and S.root_floor > 0:
+        if node == 0 and not nu and (S.root_floor > 0 or S.focus_share > 0):
             best = starved_root(S, t, n, best)
         side = side_of(r, s.turn)
         if nu:

@@ -60,6 +60,8 @@ cdef struct Search:
     int follow_min              # visits a tree move needs to be followed in the paired phase
     int follow_own              # 1: follow the tree at the asking side's moves only
     double root_floor           # the share of the tree's iterations spread over the root moves at least
+    int focus                   # a root move (index) given focus_share of the iterations at least
+    double focus_share
     Rng rng
     int* stop
     Move* buf                   # scratch moves (see Searcher.__init__ for how many)

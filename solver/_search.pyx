@@ -152,6 +152,16 @@ cdef class Searcher:
     def __dealloc__(self):
         self.release()
 
+    def focus_on(self, int move, double share):
+        """Give root move `move` (an index of root_moves) `share` of the tree's
+        iterations at least: the analysis's played move, whose figures matter."""
+        if not 0 <= move < self.S.n_root:
+            raise ValueError(f"root move {move}: there are {self.S.n_root}")
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"share (of the iterations) must be in 0..1, got {share}")
+        self.S.focus = move
+        self.S.focus_share = share
+
     @property
     def root_moves(self):
         """The root moves as the core's tuples (card, take, take2, matta_rank, points)."""

@@ -404,6 +404,7 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
                sensitive: bool = False, on_progress: Callable[[SearchResult], None] | None = None,
                progress_interval_ms: float = 250.0, paired_share: float = PAIRED_SHARE,
                pick: str = "paired", use_tables: bool = True, solve_forced: bool = False,
+               focus: Move | None = None, focus_share: float = 0.5,
                **params: Unpack[SearchParams]) -> SearchResult:
     """The search behind search() and flat_monte_carlo(), on what `know` says.
 
@@ -415,7 +416,8 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
     `solve_forced`: value a position with one legal move as any other (exactly
     where the last rounds are solved, else by the tree), not by a few
     playouts: the analysis values every position, and a forced move's must
-    agree with its neighbours'.
+    agree with its neighbours'. `focus`: a root move whose figures matter
+    (the analysis's played move) gets focus_share of the tree at least.
     """
     if iterations is not None and (not isinstance(iterations, int) or iterations < 1):
         raise StateError(f"search: iterations must be a positive integer, got {iterations!r}")
@@ -436,6 +438,10 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
     searchers = [know.searcher(_thread_seed(seed, t), stop, equity=equity, match_mode=match_mode,
                                **params) for t in range(threads)]
     n_moves = len(searchers[0].root_moves)
+    if focus is not None:
+        at = [Move.from_core(m, rules.matta_card) for m in searchers[0].root_moves].index(focus)
+        for s in searchers:
+            s.focus_on(at, focus_share)
     if n_moves == 0:
         raise StateError("search: no legal move (the hand is not in play)")
     stock = 40 - know.base["stock_pos"]

@@ -300,6 +300,22 @@ def test_one_legal_move_returns_at_once():
     assert res.best == match.legal_moves[0] and res.moves[0].samples > 0
 
 
+def test_a_focus_move_gets_its_share_of_the_tree():
+    match = advance_greedy(Match(Rules(), seed=3), 3)
+    know = Knowledge.of(match.view(match.to_move))
+    s = know.searcher(1, _search.StopFlag())
+    last = len(s.root_moves) - 1
+    s.focus_on(last, 0.6)
+    s.ismcts(3000, 0.0)
+    assert s.stats()["visits"][last] >= 0.6 * 3000 - 1
+    with pytest.raises(ValueError, match="root move"):
+        s.focus_on(last + 1, 0.5)
+    # through run_search: the focus move named as a Move
+    move = match.legal_moves[-1]
+    res = run_search(know, iterations=4000, seed=1, focus=move, focus_share=0.6)
+    assert res.info["tree_iterations"] > 0 and move in [m.move for m in res.moves]
+
+
 def test_a_forced_position_can_be_valued_like_any_other():
     """The analysis values every position: with solve_forced, one legal move gets
     the tree (or the exact solve) as any position would, not a few playouts."""
