@@ -122,8 +122,8 @@ DEFAULT_JOBS = 2                # decisions analysed at once (the search release
 # move's position valued by the tree (solve_forced) rather than by a few
 # playouts. Over 50 one-hand games at 8,000 iterations (bench_analysis.py
 # --split 50) the mean size of the noise part fell from 2.82 to 1.72 points
-# with the knobs, and to 0.98 with solve_forced (0.67 over 25 games at the
-# default 30,000). Tried and dropped: the same worlds for every value search
+# with the knobs, to 0.98 with solve_forced and to 0.88 with VALUE_FOCUS (0.55
+# at the default 30,000 iterations). Tried and dropped: the same worlds for every value search
 # of a hand (common random numbers), a larger paired phase, c_ucb 4 or 16, a
 # floor of 0.5.
 VALUE_KNOBS: SearchParams = {"root_floor": 0.25, "c_ucb": 8.0, "follow_min": 1}
