@@ -165,22 +165,38 @@ cdef int cappotto_side(const State* s, const Rules* r) noexcept nogil
 # --- policies and playouts ---
 cdef int greedy_index(const State* s, const Rules* r, const Move* moves, int n) noexcept nogil
 cdef void greedy_scores(const State* s, const Rules* r, const Move* moves, int n, int* out) noexcept nogil
+# the learned policy (bench/policy/): a linear score over move_features, fit to the search's choices
+cdef int learned_index(const State* s, const Rules* r, const Move* moves, int n) noexcept nogil
+cdef int learned_sample(const State* s, const Rules* r, Rng* rng, const Move* moves, int n) noexcept nogil
+cdef void learned_scores(const State* s, const Rules* r, const Move* moves, int n, int* out) noexcept nogil
 
 cdef enum:
     RANDOM_PLAY = -1    # choose_move's and play_out's eps_milli: every move uniformly at random
+    # a flag in choose_move's and play_out's eps_milli (above the per-1000 count
+    # in its low EPS_MASK bits): the learned policy instead of the greedy one
+    POLICY_LEARNED = 1 << 16
+    POLICY_SAMPLE = 1 << 17     # with POLICY_LEARNED: a move drawn by the learned logit's softmax
+    EPS_MASK = 0xFFFF
 
 cdef inline int choose_move(const State* s, const Rules* r, Rng* rng, const Move* moves, int n,
                             int eps_milli) noexcept nogil:
-    """The playout policy's choice among moves[:n] (n >= 1): the greedy move,
-    or with probability eps_milli / 1000 a random one (so the opponents of a
-    search are not one fixed script; one move is played without a draw).
+    """The playout policy's choice among moves[:n] (n >= 1): the greedy move
+    (the learned policy's with the POLICY_LEARNED flag, or one drawn from its
+    softmax with POLICY_SAMPLE too), or with probability
+    (eps_milli & EPS_MASK) / 1000 a random one (so the opponents of a search
+    are not one fixed script; one move is played without a draw).
     eps_milli RANDOM_PLAY: a uniformly random move, a draw for every move."""
+    cdef int eps = eps_milli & EPS_MASK
     if eps_milli == RANDOM_PLAY:
         return rng_below(rng, n)
     if n == 1:
         return 0
-    if eps_milli and rng_below(rng, 1000) < eps_milli:
+    if eps and rng_below(rng, 1000) < eps:
         return rng_below(rng, n)
+    if eps_milli & POLICY_LEARNED:
+        if eps_milli & POLICY_SAMPLE:
+            return learned_sample(s, r, rng, moves, n)
+        return learned_index(s, r, moves, n)
     return greedy_index(s, r, moves, n)
 
 cdef inline void deal_due(State* s, const Rules* r, Rng* rng) noexcept nogil:
@@ -191,7 +207,8 @@ cdef inline void deal_due(State* s, const Rules* r, Rng* rng) noexcept nogil:
             shuffle_rest(s, rng)
 
 # The hand to its end from s, dealing from the stock, each move by choose_move
-# with this eps_milli (0: greedy; RANDOM_PLAY: random). buf: MAX_MOVES moves.
+# with this eps_milli (0: greedy; POLICY_LEARNED, | POLICY_SAMPLE: learned;
+# RANDOM_PLAY: random). buf: MAX_MOVES moves.
 cdef void play_out(State* s, const Rules* r, Rng* rng, int eps_milli, Move* buf) noexcept nogil
 
 # --- the state as Python values ---

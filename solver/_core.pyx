@@ -8,6 +8,7 @@ they check nothing the Python layer has not already checked (like
 python-chess's ``push``), so they are private.
 """
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.math cimport exp
 from libc.string cimport memcpy, memset
 
 cdef enum:
@@ -37,6 +38,17 @@ for _k in range(40):
         if _k in (0, 1, 2, 7, 8, 9):
             GREEDY_W[_k] += 6
 GREEDY_W[SETTEBELLO] += 70
+
+# The learned policy's weights, one per POLICY_FEATURES entry (learned_worth),
+# in millionths of the fitted logit's (integers: an exact score, and a sum
+# without a chain of floating-point additions in the rollout's hot loop).
+# BEGIN LEARNED_W (written by bench/policy/fit.py --write; see bench/policy/README.md)
+# bench/policy/fit.py data.jsonl.gz --target mix --soft-t 0.25 --steps 3000 --lr 0.5 --l2 0.0001; data:
+# make_data.py --hands 600 --iterations 40000 --seed 1000
+cdef long long LEARNED_W[22]
+LEARNED_W[:] = [9298, -174474, 208064, 362184, 543218, 262238, 147361, -1670127, -2640, -1228096, 174474, -12025,
+                -13479, -327722, -159898, -101215, -447782, -309924, 337852, -278321, -409223, 549800]
+# END LEARNED_W
 
 # 1 for a capture value out of 1..10 (R-VALUE, R-MATTA): in no legal position
 cdef unsigned char BAD_VALUE[256]
@@ -880,6 +892,216 @@ cdef void greedy_scores(const State* s, const Rules* r, const Move* moves, int n
     for i in range(n):
         out[i] = greedy_worth(s, &moves[i], table_sum, last, risk)
 
+# --- the learned policy (issue 13) ---
+# A linear score over features of a move, fit offline (bench/policy/fit.py) to
+# the moves the search chose in self-play (bench/policy/make_data.py). The
+# features are written once, here (move_features), and both the fitting data
+# (CoreState.move_features) and the rollout (learned_index) read them. They
+# read only what the seat to move knows: its own cards, the table, the piles,
+# declared cards, and the counts of cards held.
+
+cdef enum:
+    N_PF = 22                   # features of a move (POLICY_FEATURES names them)
+    RANK_CARDS = 0x40100401     # the four cards of rank A; << k: of rank k
+    RUN_DIAMONDS = 0x387        # A 2 3 and J Q K of diamonds (R-SC-PICCOLA, R-SC-GRANDE)
+
+POLICY_FEATURES = (
+    "greedy",           # greedy_worth (points x 100): the learned score starts from it
+    "took", "cards", "diamonds", "settebello", "sevens", "sixes", "aces",   # captured (the card played too)
+    "prim_gain",        # primiera: the own pile's best four, gained
+    "scopa",
+    "drop", "drop_value", "drop_diamond", "drop_seven", "drop_matchable",  # a drop; unseen cards of its value
+    "sweepers",         # unseen cards that would sweep the table left (if anyone can still play)
+    "sweepable",        # sweepers > 0
+    "table_cards", "table_settebello", "table_diamonds",     # the table left
+    "last_round_took",  # a capture with the stock empty (R-LEFTOVER goes to the last capturer)
+    "run_diamonds",     # A 2 3 J Q K of diamonds captured
+)
+
+# per card, packed 4-bit counts of what move_features adds up over the cards
+# captured: cards, diamonds, sevens, sixes, aces, diamonds of the runs
+cdef int CARD_PACK[40]
+for _k in range(40):
+    CARD_PACK[_k] = (1 | (_k < 10) << 4 | (_k % 10 == 6) << 8 | (_k % 10 == 5) << 12 | (_k % 10 == 0) << 16
+                     | (_k in (0, 1, 2, 7, 8, 9)) << 20)
+
+cdef struct PolicyCtx:
+    int table_sum
+    int table_cards
+    int table_diamonds
+    int last
+    int risk
+    int table_aces              # table cards of capture value 1
+    int stock_empty
+    u64 pile                    # the mover's side's pile
+    # the unseen cards (to the mover) by rank, bit-sliced: the count of rank k
+    # is bit k of u1, plus 2 x bit k of u2, plus 4 x bit k of u4 (unseen_count)
+    u64 u1
+    u64 u2
+    u64 u4
+
+cdef void policy_context(const State* s, const Rules* r, PolicyCtx* x) noexcept nogil:
+    """What every move's features at s share (greedy_context, and more)."""
+    cdef int k, c
+    cdef u64 seen = s.table | s.hand[s.turn], t = s.table, unseen, a, b, cc, d, s0, c0, s1, c1
+    greedy_context(s, r, &x.table_sum, &x.last, &x.risk)
+    x.table_cards = popcount(s.table)
+    x.table_diamonds = popcount(s.table & DIAMONDS)
+    x.table_aces = 0
+    while t:
+        c = lowest(t); t &= t - 1
+        x.table_aces += s.cval[c] == 1
+    for k in range(r.n_sides):
+        seen |= s.pile[k]
+    for k in range(r.n_players):
+        seen |= s.public[k]
+    unseen = ~seen
+    # the four suits added rank by rank, with bitwise adders; by rank, as a
+    # matta named otherwise is declared (seen) or played
+    a = unseen & 0x3FF; b = unseen >> 10 & 0x3FF; cc = unseen >> 20 & 0x3FF; d = unseen >> 30 & 0x3FF
+    s0 = a ^ b; c0 = a & b; s1 = cc ^ d; c1 = cc & d
+    x.u1 = s0 ^ s1
+    x.u2 = c0 ^ c1 ^ (s0 & s1)
+    x.u4 = (c0 & c1) | ((s0 & s1) & (c0 ^ c1))
+    x.stock_empty = s.stock_pos == N_CARDS
+    x.pile = s.pile[side_of(r, s.turn)]
+
+cdef inline int unseen_count(const PolicyCtx* x, int v) noexcept nogil:
+    """Unseen cards of capture value v (1..10)."""
+    v -= 1
+    return <int>((x.u1 >> v & 1) + 2 * (x.u2 >> v & 1) + 4 * (x.u4 >> v & 1))
+
+cdef inline void move_features(const State* s, const PolicyCtx* x, const Move* m, int* f) noexcept nogil:
+    """f[0:N_PF] = the features of a card play m at s (POLICY_FEATURES)."""
+    cdef int c = m.card, k, took, drop, rest = x.table_sum, aces = x.table_aces, sweep, sw, v, suit, pg
+    cdef int pack = 0, d = c < 10
+    cdef u64 t = m.take, after, p2
+    took = t != 0
+    drop = took ^ 1
+    after = (s.table & ~t) if took else (s.table | bit(c))
+    while t:
+        k = lowest(t); t &= t - 1
+        rest -= s.cval[k]
+        aces -= s.cval[k] == 1
+        pack += CARD_PACK[k]
+    v = s.cval[c]
+    if drop:
+        rest += v
+        aces += v == 1
+    else:
+        pack += CARD_PACK[c]
+    sweep = took & (rest == 0)
+    f[0] = greedy_worth(s, m, x.table_sum, x.last, x.risk)
+    f[1] = took
+    f[2] = pack & 15                            # the cards captured, the card played with them
+    f[3] = pack >> 4 & 15                       # diamonds
+    f[4] = took & <int>((m.take | bit(c)) >> SETTEBELLO & 1)
+    f[5] = pack >> 8 & 15                       # sevens
+    f[6] = pack >> 12 & 15                      # sixes
+    f[7] = pack >> 16 & 15                      # aces
+    pg = 0
+    if took:
+        p2 = x.pile | m.take | bit(c)
+        for suit in range(4):
+            pg += PRIM_BEST[p2 >> (10 * suit) & 0x3FF] - PRIM_BEST[x.pile >> (10 * suit) & 0x3FF]
+    f[8] = pg
+    f[9] = sweep & (x.last ^ 1)
+    f[10] = drop
+    f[11] = v * drop
+    f[12] = drop & d
+    f[13] = drop & (c % 10 == 6)
+    f[14] = unseen_count(x, v) * drop
+    # who could sweep what is left: an ace on a table without one (R-ACE), the
+    # value of its sum (R-SIMPLE) or what makes 15 with it (R-FIFTEEN)
+    sw = 0
+    if after and x.risk:
+        if aces == 0 or rest == 1:
+            sw += unseen_count(x, 1)
+        if 2 <= rest <= 10:
+            sw += unseen_count(x, rest)
+        if 5 <= rest <= 13:
+            sw += unseen_count(x, 15 - rest)
+    f[15] = sw
+    f[16] = sw > 0
+    f[17] = x.table_cards + 1 - f[2] if took else x.table_cards + 1
+    f[18] = <int>(after >> SETTEBELLO & 1)
+    f[19] = x.table_diamonds + d - f[3] if took else x.table_diamonds + d
+    f[20] = took & x.stock_empty
+    f[21] = pack >> 20 & 15
+
+cdef enum:
+    LEARNED_UNIT = 10000        # a learned score / LEARNED_UNIT is 100 x the logit (learned_scores)
+
+cdef inline long long learned_worth(const State* s, const PolicyCtx* x, const Move* m) noexcept nogil:
+    """The learned policy's score of a move: a declaration as the greedy policy
+    rates it (always made, the most points first), a card play by
+    LEARNED_W . move_features."""
+    cdef int f[N_PF]
+    cdef int j
+    cdef long long score = 0
+    if m.card < 0:
+        return (<long long>1 << 60) + m.points
+    move_features(s, x, m, f)
+    for j in range(N_PF):
+        score += LEARNED_W[j] * f[j]
+    return score
+
+cdef int learned_index(const State* s, const Rules* r, const Move* moves, int n) noexcept nogil:
+    """The move of best learned score; ties go to the first."""
+    cdef PolicyCtx x
+    cdef int i, who = 0
+    cdef long long best = -(<long long>1 << 62), score
+    policy_context(s, r, &x)
+    for i in range(n):
+        score = learned_worth(s, &x, &moves[i])
+        if score > best:
+            best = score; who = i
+    return who
+
+cdef enum:
+    SAMPLE_MAX = 256            # learned_sample draws among this many moves at most (else the best)
+
+cdef int learned_sample(const State* s, const Rules* r, Rng* rng, const Move* moves, int n) noexcept nogil:
+    """A move drawn with the probabilities the fitted model gives the moves
+    (the softmax of the learned scores: the logit is score / 1e6)."""
+    cdef PolicyCtx x
+    cdef long long sc[SAMPLE_MAX]
+    cdef long long best = -(<long long>1 << 62)
+    cdef double p[SAMPLE_MAX]
+    cdef double total = 0.0, u
+    cdef int i
+    if n > SAMPLE_MAX:
+        return learned_index(s, r, moves, n)
+    policy_context(s, r, &x)
+    for i in range(n):
+        sc[i] = learned_worth(s, &x, &moves[i])
+        if sc[i] > best:
+            best = sc[i]
+    for i in range(n):
+        p[i] = exp((sc[i] - best) * 1e-6)
+        total += p[i]
+    u = (rng_next(rng) >> 11) * (1.0 / 9007199254740992.0) * total
+    for i in range(n - 1):
+        u -= p[i]
+        if u < 0:
+            return i
+    return n - 1
+
+cdef void learned_scores(const State* s, const Rules* r, const Move* moves, int n,
+                         int* out) noexcept nogil:
+    """out[i] = the learned score of moves[i] as 100 x the fitted logit (so in
+    units like the greedy worth's points x 100; a declaration 10000 + its
+    points x 100, as there)."""
+    cdef PolicyCtx x
+    cdef int i
+    policy_context(s, r, &x)
+    for i in range(n):
+        if moves[i].card < 0:
+            out[i] = 10000 + moves[i].points * 100
+        else:
+            out[i] = <int>(learned_worth(s, &x, &moves[i]) // LEARNED_UNIT)
+
+
 # play_out's loop comes in two compiled versions, for RANDOM_PLAY and for the
 # greedy policy with eps_milli (the fused type only selects the version, as
 # in gen_plays_short): one loop for both measured 3% fewer random playouts a
@@ -1093,6 +1315,37 @@ cdef class CoreState:
             PyMem_Free(buf)
             PyMem_Free(out)
 
+    def move_features(self, moves):
+        """The learned policy's features of each of these moves (legal_moves
+        order; POLICY_FEATURES names them), None for a declaration."""
+        cdef Move m
+        cdef PolicyCtx x
+        cdef int f[N_PF]
+        cdef int j
+        policy_context(&self.s, &self.rules.r, &x)
+        out = []
+        for t in moves:
+            m.card, m.take, m.take2, m.matta_rank, m.points = t
+            if m.card < 0:
+                out.append(None)
+                continue
+            move_features(&self.s, &x, &m, f)
+            out.append([f[j] for j in range(N_PF)])
+        return out
+
+    def learned_choice(self, moves):
+        """Index of the learned policy's move among these (legal_moves order)."""
+        cdef int n = len(moves), i
+        cdef Move* buf = <Move*>PyMem_Malloc(max(n, 1) * sizeof(Move))
+        if buf == NULL:
+            raise MemoryError()
+        try:
+            for i in range(n):
+                buf[i].card, buf[i].take, buf[i].take2, buf[i].matta_rank, buf[i].points = moves[i]
+            return learned_index(&self.s, &self.rules.r, buf, n)
+        finally:
+            PyMem_Free(buf)
+
     def score(self):
         """Points by side and category (N_CAT per side)."""
         cdef int out[MAX_SEATS * N_CAT]
@@ -1156,16 +1409,18 @@ cdef class CoreState:
     def declared(self): return self.s.declared
 
 
-def bench_playouts(CoreRules rules, long n, unsigned long long seed, bint greedy):
+def bench_playouts(CoreRules rules, long n, unsigned long long seed, bint greedy, int learned=0):
     """Play n whole hands from fresh shuffles; returns the sum of side 0's points
-    (so the work cannot be optimised away)."""
+    (so the work cannot be optimised away). learned (with greedy): 1 the
+    learned policy instead of the greedy one, 2 its softmax draws."""
     cdef State s
     cdef Rng rng
     cdef long i
     cdef int out[MAX_SEATS * N_CAT]
     cdef long total = 0
     cdef int j
-    cdef int eps_milli = 0 if greedy else RANDOM_PLAY
+    cdef int eps_milli = ((POLICY_LEARNED if learned else 0) | (POLICY_SAMPLE if learned == 2 else 0)
+                          if greedy else RANDOM_PLAY)
     cdef Move* buf = <Move*>PyMem_Malloc(MAX_MOVES * sizeof(Move))
     if buf == NULL:
         raise MemoryError()
@@ -1260,3 +1515,4 @@ DEAL_RESULT_OK = DEAL_OK
 DEAL_RESULT_VOID = DEAL_VOID
 DEAL_RESULT_CAPOTUN = DEAL_CAPOTUN
 N_CATEGORIES = N_CAT
+N_POLICY_FEATURES = N_PF

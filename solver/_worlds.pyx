@@ -6,8 +6,8 @@ from libc.math cimport exp
 from libc.string cimport memcpy
 
 from cirulla.solver._core cimport (
-    N_CARDS, PH_PLAY, Move, Rng, Rules, State, bit, gen_moves, greedy_scores, popcount, rng_below,
-    rng_next, u64)
+    N_CARDS, PH_PLAY, Move, Rng, Rules, State, bit, gen_moves, greedy_scores, learned_scores, popcount,
+    rng_below, rng_next, u64)
 
 cdef enum:
     REJECT_CAP = 2000       # draws before a world that breaks an inference is accepted anyway
@@ -39,7 +39,8 @@ cdef int has_buona(const Know* k, const Rules* r, int seat, u64 holding) noexcep
 cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexcept nogil:
     """How well world w explains the other seats' card plays this round, from 0
     to 1: the product over those plays of exp(-regret / infer_t). A play's
-    regret is how much more (by the greedy worth, with the seat's holding at
+    regret is how much more (by the greedy worth, or with infer_learned the
+    learned policy's score, 100 x its logit; with the seat's holding at
     that time: what it holds in w plus what it played since) the best move of
     a card w gives it exceeds the best move of a card it is known to have held
     then (the one played, the ones played since, declared ones): the
@@ -68,7 +69,10 @@ cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexc
         n = gen_moves(&t, r, buf, 512)
         if n > 512:
             n = 512
-        greedy_scores(&t, r, buf, n, worth)
+        if k.infer_learned:
+            learned_scores(&t, r, buf, n, worth)
+        else:
+            greedy_scores(&t, r, buf, n, worth)
         known = -1 << 30
         guessed = -1 << 30
         for i in range(n):

@@ -39,11 +39,22 @@ MAX_HANDS = 200                 # a match still tied after this many hands count
 
 
 Knob: TypeAlias = float | int | str     # a tuning knob's value
+# the knobs pol= and ipol=: _search.Searcher's policy (the rollout's) and infer_policy (the inference's)
+ROLLOUT_POLICIES = {"greedy": 0, "learned": 1, "sample": 2}
+
+
+def _rollout_policy(text: str) -> int:
+    if text not in ROLLOUT_POLICIES:
+        raise ValueError(text)
+    return ROLLOUT_POLICIES[text]
+
+
 # a knob's short name: the parameter of run_search it sets, and how its text is read
 TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "c": ("c_ucb", float), "eps": ("eps_milli", int), "follow": ("follow_min", int),
     "share": ("paired_share", float), "pick": ("pick", str), "own": ("follow_own", int),
-    "inf": ("infer_t", float), "floor": ("root_floor", float)}
+    "inf": ("infer_t", float), "floor": ("root_floor", float), "pol": ("policy", _rollout_policy),
+    "ipol": ("infer_policy", _rollout_policy)}
 
 
 @dataclass(frozen=True)
@@ -57,7 +68,7 @@ class EngineSpec:
     @classmethod
     def parse(cls, text: str) -> EngineSpec:
         """``kind[:budget[:knobs]]``: budget ``100ms`` or ``5000it``; knobs (for
-        tuning) like ``c=4,eps=100,follow=8,share=0.25,pick=paired``; or a
+        tuning) like ``c=4,eps=100,follow=8,share=0.25,pick=paired,pol=learned``; or a
         strength level, ``level:NAME`` or ``NAME`` (no budget: the level's own).
 
         :raises CirullaError: for an unknown engine, level, budget or knob.
@@ -112,7 +123,9 @@ class EngineSpec:
             text += f":{self.iterations}it"
         if self.params:
             short = {v[0]: k for k, v in TUNING.items()}
-            text += ":" + ",".join(f"{short[k]}={v}" for k, v in self.params)
+            names: dict[Knob, str] = {v: k for k, v in ROLLOUT_POLICIES.items()}
+            text += ":" + ",".join(f"{short[k]}={names[v] if k in ('policy', 'infer_policy') else v}"
+                                   for k, v in self.params)
         return text
 
 

@@ -151,6 +151,8 @@ class SearchParams(TypedDict, total=False):
     follow_own: int                 # 1: follow the tree at the asking side's moves only
     root_floor: float               # the share of the tree's iterations spread over the root moves at least
     infer_t: float                  # the inference's temperature (0: worlds drawn uniformly)
+    policy: int                     # the rollout policy: 0 greedy, 1 learned, 2 its softmax (_core.choose_move)
+    infer_policy: int               # the inference's model of the others' plays: 0 greedy, 1 learned
 
 
 # another seat's card play this round: (seat, the table before it, card, the cards each seat played after it)

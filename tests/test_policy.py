@@ -1,0 +1,184 @@
+"""The learned rollout policy (issue 13): its features in the core, its
+choices, the knob that selects it, and the scripts that make its data and fit
+it (bench/policy/)."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from cirulla.solver import Card, Move, Rules, _core
+from cirulla.solver.arena import EngineSpec
+from cirulla.solver.search import Knowledge, run_search
+from rules_support import position
+
+POLICY = Path(__file__).resolve().parents[1] / "bench" / "policy"
+F = {name: i for i, name in enumerate(_core.POLICY_FEATURES)}
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"policy_{name}", POLICY / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def features(match, text: str) -> dict[str, int]:
+    """The features of the legal move `text` at the match's position, by name."""
+    moves = match.core.legal_moves()
+    legal = [str(Move.from_core(t, match.rules.matta_card)) for t in moves]
+    row = match.core.move_features(moves)[legal.index(text)]
+    assert row is not None
+    return dict(zip(_core.POLICY_FEATURES, row, strict=True))
+
+
+def test_feature_names_match_the_core():
+    assert len(_core.POLICY_FEATURES) == _core.N_POLICY_FEATURES == len(set(_core.POLICY_FEATURES))
+    assert _core.POLICY_FEATURES[0] == "greedy"
+
+
+def test_features_of_a_scopa_with_the_settebello():
+    m = position(Rules(), ["7D 3C KS", "AH 2H 5H"], "4H 3S")
+    f = features(m, "7D x 3S 4H")
+    assert f["took"] == 1 and f["cards"] == 3 and f["diamonds"] == 1 and f["settebello"] == 1
+    assert f["sevens"] == 1 and f["scopa"] == 1 and f["drop"] == 0 and f["table_cards"] == 0
+    assert f["sweepers"] == 0 and f["sweepable"] == 0 and f["last_round_took"] == 0
+    assert f["prim_gain"] == 21 + 13 + 14        # 7D, 3S, 4H: the first card of three suits
+    greedy = m.core.greedy_worths(m.core.legal_moves())
+    assert f["greedy"] in greedy
+
+
+def test_features_of_a_drop_and_of_what_it_leaves():
+    m = position(Rules(), ["7D 3C KS", "AH 2H 5H"], "4H 3S")
+    # the king stays: the other kings are unseen to seat 0 (seat 1's cards are
+    # not counted as seen), and any of the four aces sweeps a table with no ace
+    f = features(m, "KS")
+    assert f["drop"] == 1 and f["drop_value"] == 10 and f["drop_diamond"] == 0 and f["drop_seven"] == 0
+    assert f["drop_matchable"] == 3
+    assert f["took"] == 0 and f["cards"] == 0 and f["table_cards"] == 3
+    assert f["sweepers"] == 4 and f["sweepable"] == 1       # 4H 3S KS make 17: only an ace
+    g = features(m, "3C x 3S")
+    assert g["cards"] == 2 and g["table_cards"] == 1
+    assert g["sweepers"] == 3 + 4                           # the other 4s, and the aces
+
+
+def test_seen_cards_are_not_counted_as_sweepers():
+    # two aces in seat 0's pile, one on the table: the fourth unseen
+    m = position(Rules(), ["5C JC", "2H 6H"], "AD QS", piles={0: "AH AC"})
+    f = features(m, "JC")
+    # AD QS JC: an ace on an ace takes only the ace (R-ACE-ACE), the sum 18 sweeps nothing
+    assert f["sweepers"] == 0 and f["table_settebello"] == 0 and f["table_diamonds"] == 1
+
+
+def test_last_round_capture_feature():
+    m = position(Rules(), ["5C", "6H"], "5D QS", rest_to=0)
+    f = features(m, "5C x 5D")
+    assert f["last_round_took"] == 1 and f["diamonds"] == 1
+
+
+def test_the_learned_policy_takes_a_scopa():
+    m = position(Rules(), ["5S QC 6H", "AH 2H 4H"], "2C 3H")
+    moves = m.core.legal_moves()
+    pick = Move.from_core(moves[m.core.learned_choice(moves)], None)
+    assert str(pick) == "5S x 2C 3H"
+
+
+def test_the_learned_policy_declares_like_the_greedy_one():
+    m = position(Rules(), ["AC 2C 3S", "KH QH JH"], "5D QS")
+    moves = m.core.legal_moves()
+    assert any(t[0] < 0 for t in moves)
+    assert m.core.learned_choice(moves) == m.core.greedy_choice(moves)
+    assert moves[m.core.learned_choice(moves)][0] < 0
+
+
+def test_declarations_have_no_features():
+    m = position(Rules(), ["AC 2C 3S", "KH QH JH"], "5D QS")
+    moves = m.core.legal_moves()
+    rows = m.core.move_features(moves)
+    assert all((row is None) == (t[0] < 0) for t, row in zip(moves, rows, strict=True))
+
+
+def test_playouts_with_the_learned_policy():
+    r = Rules().core
+    assert _core.bench_playouts(r, 200, 3, True, 1) == _core.bench_playouts(r, 200, 3, True, 1)
+    assert _core.bench_playouts(r, 200, 3, True) == _core.bench_playouts(r, 200, 3, True, 0)
+    # the softmax draws: seeded too
+    assert _core.bench_playouts(r, 200, 3, True, 2) == _core.bench_playouts(r, 200, 3, True, 2)
+
+
+def test_the_search_with_the_learned_rollout_is_seeded():
+    m = position(Rules(), ["5S QC 6H", "AH 2H 4H"], "2C 3H")
+    know = Knowledge.of(m.view(0))
+    a = run_search(know, iterations=2000, seed=4, policy=1)
+    b = run_search(know, iterations=2000, seed=4, policy=1)
+    assert a.best == b.best and [x.expected_points for x in a.moves] == [x.expected_points for x in b.moves]
+    assert str(a.best) == "5S x 2C 3H"
+    # the rollouts are the learned policy's: the same seed, other playouts
+    g = run_search(know, iterations=2000, seed=4)
+    assert [x.expected_points for x in g.moves] != [x.expected_points for x in a.moves]
+    assert [x.expected_points for x in g.moves] == [
+        x.expected_points for x in run_search(know, iterations=2000, seed=4, policy=0).moves]
+    with pytest.raises(ValueError, match="policy"):
+        run_search(know, iterations=100, seed=4, policy=3)
+
+
+def test_the_arena_knob():
+    spec = EngineSpec.parse("ismcts:1000it:pol=learned")
+    assert dict(spec.params) == {"policy": 1}
+    assert str(spec) == "ismcts:1000it:pol=learned"
+    assert dict(EngineSpec.parse("ismcts:1000it:pol=greedy").params) == {"policy": 0}
+    assert dict(EngineSpec.parse("ismcts:1000it:pol=sample").params) == {"policy": 2}
+    with pytest.raises(Exception, match="pol"):
+        EngineSpec.parse("ismcts:1000it:pol=clever")
+
+
+def test_data_is_reproducible_and_fits(tmp_path):
+    pytest.importorskip("numpy")
+    make_data, fit = load("make_data"), load("fit")
+    a, b = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
+    args = ["--hands", "2", "--iterations", "300", "--seed", "5"]
+    assert make_data.main([*args, "--out", str(a)]) == 0
+    b.write_bytes(b"")
+    assert make_data.main([*args, "--out", str(b)]) == 0
+    header, recs = fit.load(str(a))
+    _, recs_b = fit.load(str(b))
+    assert recs == recs_b and recs
+    assert header["features"] == list(_core.POLICY_FEATURES)
+    for r in recs:
+        assert len(r["features"]) == len(r["values"]) >= 2
+        assert 0 <= r["chosen"] < len(r["features"]) and 0 <= r["greedy"] < len(r["features"])
+        assert all(len(row) == _core.N_POLICY_FEATURES for row in r["features"])
+    assert fit.main([str(a), "--steps", "20"]) == 0
+
+
+def test_card_features_agree_with_python():
+    """The captured-card counts against a recount from the move's cards."""
+    m = position(Rules(), ["7C 6D AS", "KH 2H"], "AD 6S 7S 5D 2C")
+    moves = m.core.legal_moves()
+    for t, row in zip(moves, m.core.move_features(moves), strict=True):
+        assert row is not None
+        mv = Move.from_core(t, None)
+        assert mv.card is not None
+        got = set(mv.captured) | ({mv.card} if mv.captured else set())
+        assert row[F["cards"]] == len(got)
+        assert row[F["diamonds"]] == sum(c.suit == 0 for c in got)
+        assert row[F["sevens"]] == sum(c.rank == 6 for c in got)
+        assert row[F["sixes"]] == sum(c.rank == 5 for c in got)
+        assert row[F["aces"]] == sum(c.rank == 0 for c in got)
+        assert row[F["settebello"]] == (Card.parse("7D") in got)
+
+
+def test_the_inference_can_weigh_plays_by_the_learned_score():
+    m = position(Rules(), ["5S QC 6H", "AH 2H 4H"], "2C 3H")
+    know = Knowledge.of(m.view(0))
+    a = run_search(know, iterations=1000, seed=4, infer_policy=1, policy=1)
+    b = run_search(know, iterations=1000, seed=4, infer_policy=1, policy=1)
+    assert a.best == b.best
+    assert dict(EngineSpec.parse("ismcts:1000it:ipol=learned").params) == {"infer_policy": 1}
+    with pytest.raises(ValueError, match="infer_policy"):
+        run_search(know, iterations=100, seed=4, infer_policy=3)
