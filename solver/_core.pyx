@@ -1223,6 +1223,22 @@ cdef class CoreRules:
         return cards_in_round(&self.r, rnd)
 
 
+cdef Move* move_buffer(moves) except NULL:
+    """The core's Moves of legal_moves-style tuples (card, take, take2,
+    matta_rank, points), in a buffer the caller frees (PyMem_Free)."""
+    cdef int n = len(moves), i
+    cdef Move* buf = <Move*>PyMem_Malloc(max(n, 1) * sizeof(Move))
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            buf[i].card, buf[i].take, buf[i].take2, buf[i].matta_rank, buf[i].points = moves[i]
+    except BaseException:
+        PyMem_Free(buf)
+        raise
+    return buf
+
+
 cdef class CoreState:
     """One hand's state in the core. Moves are tuples
     (card, take, take2, matta_rank, points), card -1 for a declaration."""
@@ -1286,29 +1302,21 @@ cdef class CoreState:
 
     def greedy_choice(self, moves):
         """Index of the greedy policy's move among these (legal_moves order)."""
-        cdef int n = len(moves), i
-        cdef Move* buf = <Move*>PyMem_Malloc(max(n, 1) * sizeof(Move))
-        if buf == NULL:
-            raise MemoryError()
+        cdef Move* buf = move_buffer(moves)
         try:
-            for i in range(n):
-                buf[i].card, buf[i].take, buf[i].take2, buf[i].matta_rank, buf[i].points = moves[i]
-            return greedy_index(&self.s, &self.rules.r, buf, n)
+            return greedy_index(&self.s, &self.rules.r, buf, len(moves))
         finally:
             PyMem_Free(buf)
 
     def greedy_worths(self, moves):
         """The greedy policy's worth of each of these moves (points x 100)."""
         cdef int n = len(moves), i
-        cdef Move* buf = <Move*>PyMem_Malloc(max(n, 1) * sizeof(Move))
+        cdef Move* buf = NULL
         cdef int* out = <int*>PyMem_Malloc(max(n, 1) * sizeof(int))
-        if buf == NULL or out == NULL:
-            PyMem_Free(buf)
-            PyMem_Free(out)
+        if out == NULL:
             raise MemoryError()
         try:
-            for i in range(n):
-                buf[i].card, buf[i].take, buf[i].take2, buf[i].matta_rank, buf[i].points = moves[i]
+            buf = move_buffer(moves)
             greedy_scores(&self.s, &self.rules.r, buf, n, out)
             return [out[i] for i in range(n)]
         finally:
@@ -1335,14 +1343,9 @@ cdef class CoreState:
 
     def learned_choice(self, moves):
         """Index of the learned policy's move among these (legal_moves order)."""
-        cdef int n = len(moves), i
-        cdef Move* buf = <Move*>PyMem_Malloc(max(n, 1) * sizeof(Move))
-        if buf == NULL:
-            raise MemoryError()
+        cdef Move* buf = move_buffer(moves)
         try:
-            for i in range(n):
-                buf[i].card, buf[i].take, buf[i].take2, buf[i].matta_rank, buf[i].points = moves[i]
-            return learned_index(&self.s, &self.rules.r, buf, n)
+            return learned_index(&self.s, &self.rules.r, buf, len(moves))
         finally:
             PyMem_Free(buf)
 

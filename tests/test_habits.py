@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -22,6 +21,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from browser_support import chromium, find_browser
 from google.protobuf import json_format
 
 from cirulla.cli import habits
@@ -38,7 +38,6 @@ GAMES = 20
 ITERATIONS = 300                # a tiny budget: errors of every kind, the module in seconds
 LINEUPS = (("greedy", "random"), ("beginner", "greedy"), ("random", "beginner"))
 NAMES = {"greedy": "Greta", "random": "Rand <i>&", "beginner": "Bea"}     # a name the page must escape
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 
 
 @dataclass(frozen=True)
@@ -177,23 +176,7 @@ def test_every_kind_and_phase_of_the_protocol_has_its_words():
 
 @pytest.fixture(scope="module")
 def browser() -> str:
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    if os.environ.get("CIRULLA_REQUIRE_CHROMIUM") == "1":
-        pytest.fail("no Chromium on the PATH (apt-get install -y chromium)")
-    pytest.skip("no Chromium on the PATH")
-
-
-def chromium(browser: str, tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    profile = tmp / "profile"
-    profile.mkdir(exist_ok=True)
-    return subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--hide-scrollbars", *args],
-        capture_output=True, text=True, timeout=90)
+    return find_browser()
 
 
 # --- the page -------------------------------------------------------------------------

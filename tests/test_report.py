@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import shutil
 import struct
-import subprocess
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from browser_support import chromium, find_browser
 from test_analysis import drop_handing_a_scopa, record_where
 
 from cirulla.cli.report import CSP, GRADE_COLOURS, PART_COLOURS, SIDE_COLOURS, card_text, html_report, page_data
@@ -33,19 +31,12 @@ from cirulla.solver import Rules
 from cirulla.solver.analysis import PointKind, analyze_all
 from cirulla.solver.cards import sort_key
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
 @pytest.fixture(scope="module")
 def browser() -> str:
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    if os.environ.get("CIRULLA_REQUIRE_CHROMIUM") == "1":
-        pytest.fail("no Chromium on the PATH (apt-get install -y chromium)")
-    pytest.skip("no Chromium on the PATH")
+    return find_browser()
 
 
 @pytest.fixture(scope="module")
@@ -58,16 +49,6 @@ def report(tmp_path_factory):
     blunder = next(d for d in decisions if d.event_index == event)
     assert blunder.judgement == "blunder"
     return page, match, decisions, summary, blunder
-
-
-def chromium(browser: str, tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    profile = tmp / "profile"
-    profile.mkdir(exist_ok=True)
-    return subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={profile}", "--hide-scrollbars", *args],
-        capture_output=True, text=True, timeout=90)
 
 
 class Dom(HTMLParser):

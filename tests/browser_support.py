@@ -1,0 +1,34 @@
+"""Headless Chromium for the pages' tests (Debian's `chromium` package; CI
+installs it and sets CIRULLA_REQUIRE_CHROMIUM=1 so the tests cannot skip)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+def find_browser() -> str:
+    """Chromium's path, or skip (fail where CI requires it)."""
+    for name in BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path
+    if os.environ.get("CIRULLA_REQUIRE_CHROMIUM") == "1":
+        pytest.fail("no Chromium on the PATH (apt-get install -y chromium)")
+    pytest.skip("no Chromium on the PATH")
+
+
+def chromium(browser: str, tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run headless Chromium with a fresh profile and nothing fetched in the background."""
+    profile = tmp / "profile"
+    profile.mkdir(exist_ok=True)
+    return subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={profile}", "--hide-scrollbars", *args],
+        capture_output=True, text=True, timeout=90)
