@@ -129,13 +129,15 @@ def test_a_folder_gives_a_line_per_good_record_and_reports_the_bad_ones(capsys, 
 def test_an_interrupted_run_resumes_with_every_game_once(folder, expected, cluster, tmp_path, capsys):
     d, _ = folder
     out = tmp_path / "results.jsonl"
-    # each game takes long enough (1000 iterations) that Ctrl-C comes while the others run
-    args = ["analyze", str(d), "--out", str(out), "--iterations", "1000", "--seed", "3"]
+    # each game takes long enough (4000 iterations: about a second) that Ctrl-C comes while
+    # the others run (at 1000 the last games could finish before the signal)
+    args = ["analyze", str(d), "--out", str(out), "--iterations", "4000", "--seed", "3"]
     proc = subprocess.Popen([sys.executable, "-m", "cirulla.cli.main", *args, "--jobs", "2"],
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         while proc.poll() is None and not (out.exists() and out.read_text().count("\n") >= 1):
             time.sleep(0.05)
+        assert proc.poll() is None, "every game was analysed before the Ctrl-C: raise the budget"
         os.killpg(proc.pid, signal.SIGINT)                  # a terminal's Ctrl-C: the whole process group
         _, err = proc.communicate(timeout=60)
     finally:
