@@ -11,6 +11,8 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.math cimport exp
 from libc.string cimport memcpy, memset
 
+from cirulla.solver.events import CATEGORIES     # the score's categories, in the core's order
+
 cdef enum:
     DIAMONDS = 0x3FF            # suit 0: bits 0..9
     SETTEBELLO = 6              # 7D
@@ -1443,10 +1445,8 @@ def bench_playouts(CoreRules rules, long n, unsigned long long seed, bint greedy
 # random_hand_stats's statistics: by role (the dealer's side, then the side of
 # the seat after the dealer) the points of each scoring category, the
 # dealer's bonus (R-DEALER-BUONA, part of the scope) and the total; then per hand.
-_CAT_NAMES = ("scope", "declarations", "cards", "diamonds", "settebello", "primiera", "grande",
-              "piccola", "re_bello")
 _STAT_NAMES = tuple(f"{role}.{name}" for role in ("dealer", "other")
-                    for name in _CAT_NAMES + ("dealer_bonus", "total")) + (
+                    for name in CATEGORIES + ("dealer_bonus", "total")) + (
     "moves", "declarations_made", "sweeps", "void_deals")
 
 cdef enum:
