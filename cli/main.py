@@ -349,7 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ar = command("arena", "play engines against each other in duplicate",
                  "Engines against each other in duplicate matches: each deal played twice with\n"
-                 "the seats swapped. Engines: random, greedy, flatmc, ismcts, cheat; a budget\n"
+                 "the seats swapped. Engines: random, greedy, flatmc, ismcts, cheat (sees every\n"
+                 "card), peek (sees every hand, not the stock); a budget\n"
                  "follows a colon (ismcts:100ms, flatmc:20000it). Or a strength level, played\n"
                  "as ChooseMove plays it (its own budget, one thread, seeded): level:casual,\n"
                  "or simply casual (" + ", ".join(LEVEL_NAMES) + ").",

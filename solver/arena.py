@@ -8,7 +8,9 @@ other engine in the other, so the margin measures play, not cards.
 Engines (`EngineSpec.parse`): ``random``, ``greedy`` (the core's greedy
 policy), ``flatmc`` (flat Monte Carlo: every move on random worlds), ``ismcts``
 (the search), ``cheat`` (the search on the true world: it sees every card, the
-upper bound of what guessing better could gain). A budget follows a colon:
+upper bound of what guessing better could gain), ``peek`` (the search seeing
+every hand but not the order of the stock: what a perfect reading of the
+others' hands could gain; cheat's edge over it is knowing the deals to come). A budget follows a colon:
 ``ismcts:100ms``, ``flatmc:20000it``; the default is 100 ms. The strength
 levels (solver/players.py LEVELS) play as ChooseMove plays them, at their own
 budget, one thread, seeded: ``level:casual`` or simply ``casual``
@@ -34,7 +36,7 @@ from .players import LEVEL_NAMES, EnginePlayer
 from .rules import Rules
 from .search import Knowledge, SearchMethod, flat_monte_carlo, match_sensitive, run_search, search
 
-ENGINES = ("random", "greedy", "flatmc", "ismcts", "cheat")
+ENGINES = ("random", "greedy", "flatmc", "ismcts", "cheat", "peek")
 MAX_HANDS = 200                 # a match still tied after this many hands counts as a draw
 
 
@@ -152,7 +154,12 @@ def make_player(spec: EngineSpec, seed: int) -> Callable[[Match], Move]:
         if spec.kind == "ismcts" and not knobs:
             return search(match.view(seat), seed=s, time_ms=time_ms, iterations=iterations).best
         view = match.view(seat)
-        know = Knowledge.true_world(match, seat) if spec.kind == "cheat" else Knowledge.of(view)
+        if spec.kind == "cheat":
+            know = Knowledge.true_world(match, seat)
+        elif spec.kind == "peek":
+            know = Knowledge.hands_seen(match, seat)
+        else:
+            know = Knowledge.of(view)
         return run_search(know, method=SearchMethod.FLAT if spec.kind == "flatmc" else None, seed=s,
                           sensitive=match_sensitive(view), time_ms=time_ms, iterations=iterations, **knobs).best
 

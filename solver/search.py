@@ -196,6 +196,15 @@ class Knowledge:
         return cls(match.rules, match.core.export(), seat, (), (0,) * n, (0,) * n, (0,) * n,
                    tuple(match.scores), fixed=True)
 
+    @classmethod
+    def hands_seen(cls, match: Match, seat: int) -> Knowledge:
+        """Every hand in play, but not the order of the stock (the arena's
+        ``peek``: the most a perfect reading of the others' hands could gain;
+        the rest of the all-seeing engine's edge is knowing the deals to come)."""
+        n, base = match.rules.players, match.core.export()
+        return cls(match.rules, base, seat, tuple(base["stock"][base["stock_pos"]:]), (0,) * n, (0,) * n,
+                   (0,) * n, tuple(match.scores))
+
     def searcher(self, seed: int, stop: _search.StopFlag, *, equity: EquityTable | None = None,
                  match_mode: bool = False, **params: Unpack[SearchParams]) -> _search.Searcher:
         r = self.rules

@@ -44,6 +44,8 @@ def test_search_engines_play_whole_matches():
     assert res.ms_per_move[0] > 0 and res.ms_per_move[1] > 0
     cheat = arena("cheat:300it", "greedy", rules=Rules(hands=1, players=4), pairs=2, seed=3)
     assert cheat.hands >= 4
+    peek = arena("peek:300it", "greedy", rules=Rules(hands=1), pairs=2, seed=3)
+    assert peek.hands >= 4 and peek.a == "peek:300it"
 
 
 def test_two_sides_only():

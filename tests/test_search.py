@@ -91,6 +91,27 @@ def test_sampled_worlds_are_consistent(preset, players, plies):
             assert w[key] == truth[key], key
 
 
+def test_the_peeking_engine_sees_every_hand_and_draws_only_the_stock():
+    """Knowledge.hands_seen (the arena's peek): every hand is the true one, the
+    stock holds its true cards in a drawn order, and in the last two rounds
+    the exact solver averages the 20 splits of the last deal only."""
+    match = advance_greedy(Match(Rules(), seed=4), 5)
+    truth = match.core.export()
+    rest = truth["stock"][truth["stock_pos"]:]
+    know = Knowledge.hands_seen(match, match.to_move)
+    s = know.searcher(3, _search.StopFlag())
+    orders = set()
+    for _ in range(50):
+        w = s.sample()
+        assert w["hand"] == truth["hand"] and w["table"] == truth["table"]
+        assert sorted(w["stock"][w["stock_pos"]:]) == sorted(rest)
+        orders.add(tuple(w["stock"][w["stock_pos"]:]))
+    assert len(orders) > 40                                 # drawn, not the true order
+    end = _endgame(Rules(), 2, 6, 2)
+    res = run_search(Knowledge.hands_seen(end, end.to_move), seed=1)
+    assert res.method == "exact" and res.info["worlds"] == 20
+
+
 def test_view_to_state_matches_the_true_state():
     """Knowledge.of(view) is the true core state with the hidden cards taken out."""
     rules = Rules.preset("online", players=4)
