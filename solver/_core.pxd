@@ -176,9 +176,6 @@ cdef enum:
     # in its low EPS_MASK bits): the learned policy instead of the greedy one
     POLICY_LEARNED = 1 << 16
     POLICY_SAMPLE = 1 << 17     # with POLICY_LEARNED: a move drawn by the learned logit's softmax
-    # a flag in play_out's eps_milli: 2 players, the last round (every card
-    # known in a world) played perfectly for the hand's margin (play_tail)
-    POLICY_EXACT_TAIL = 1 << 18
     EPS_MASK = 0xFFFF
 
 cdef inline int choose_move(const State* s, const Rules* r, Rng* rng, const Move* moves, int n,
@@ -213,7 +210,6 @@ cdef inline void deal_due(State* s, const Rules* r, Rng* rng) noexcept nogil:
 # with this eps_milli (0: greedy; POLICY_LEARNED, | POLICY_SAMPLE: learned;
 # RANDOM_PLAY: random). buf: MAX_MOVES moves.
 cdef void play_out(State* s, const Rules* r, Rng* rng, int eps_milli, Move* buf) noexcept nogil
-cdef int play_tail(State* s, const Rules* r) noexcept nogil
 
 # --- the state as Python values ---
 # A dict of ints and lists, one key per State field (CoreState.export's form);

@@ -1139,10 +1139,6 @@ cdef inline void play_out_as(State* s, const Rules* r, Rng* rng, int eps_milli, 
             else:
                 deal_due(s, r, rng)
             continue
-        if Playout is PolicyPlay:
-            if (eps_milli & POLICY_EXACT_TAIL and s.stock_pos == N_CARDS and r.n_players == 2
-                    and play_tail(s, r)):
-                continue
         n = gen_moves(s, r, buf, MAX_MOVES)
         if n > MAX_MOVES:
             n = MAX_MOVES
@@ -1154,78 +1150,6 @@ cdef inline void play_out_as(State* s, const Rules* r, Rng* rng, int eps_milli, 
             counts[COUNT_MOVES] += 1
             counts[COUNT_DECLARATIONS] += buf[i].card < 0
         apply_move(s, r, &buf[i])
-
-cdef enum:
-    TAIL_MOVES = 256        # moves a node of the last round keeps (3 cards: a few dozen at most)
-    TAIL_PLIES = 16         # plays and declarations of a last round, at most
-
-
-cdef int tail_margin(const State* s, const Rules* r, int side) noexcept nogil:
-    """The finished hand's points of `side` minus the other side's (2 sides)."""
-    cdef int out[MAX_SEATS * N_CAT]
-    cdef int c, m = 0
-    score_hand(s, r, out)
-    for c in range(N_CAT):
-        m += out[side * N_CAT + c] - out[(1 - side) * N_CAT + c]
-    return m
-
-
-cdef int tail_value(const State* s, const Rules* r, int alpha, int beta, Move* pv, int* pv_len) noexcept nogil:
-    """The hand's margin for the side to move in s when both sides play the
-    rest perfectly (negamax with alpha-beta: 2 players, an empty stock, so
-    every card is known in the world; a declaration keeps the turn), and in
-    pv[:pv_len] the line that reaches it (exact when the value falls inside
-    the window)."""
-    cdef Move moves[TAIL_MOVES]
-    cdef Move line[TAIL_PLIES]
-    cdef int order[TAIL_MOVES]
-    cdef State c
-    cdef int n, i, j, k, v, got, best = -(1 << 20), me = side_of(r, s.turn)
-    n = gen_moves(s, r, moves, TAIL_MOVES)
-    if n > TAIL_MOVES:
-        n = TAIL_MOVES
-    # the biggest captures first: the likeliest best, so the most cut-offs
-    for i in range(n):
-        k = i
-        while k > 0 and popcount(moves[order[k - 1]].take) < popcount(moves[i].take):
-            order[k] = order[k - 1]
-            k -= 1
-        order[k] = i
-    pv_len[0] = 0
-    for j in range(n):
-        i = order[j]
-        memcpy(&c, s, sizeof(State))
-        apply_move(&c, r, &moves[i])
-        got = 0
-        if c.phase != PH_PLAY:
-            v = tail_margin(&c, r, me)
-        elif side_of(r, c.turn) == me:
-            v = tail_value(&c, r, alpha, beta, line, &got)
-        else:
-            v = -tail_value(&c, r, -beta, -alpha, line, &got)
-        if v > best:
-            best = v
-            pv[0] = moves[i]
-            memcpy(&pv[1], line, got * sizeof(Move))
-            pv_len[0] = got + 1
-            if v > alpha:
-                alpha = v
-                if alpha >= beta:
-                    break
-    return best
-
-
-cdef int play_tail(State* s, const Rules* r) noexcept nogil:
-    """Play the last round of a 2-player hand to its end, both sides
-    perfectly for the hand's margin (the line tail_value finds); the moves
-    played."""
-    cdef Move pv[TAIL_PLIES]
-    cdef int n = 0, i
-    tail_value(s, r, -(1 << 20), 1 << 20, pv, &n)
-    for i in range(n):
-        apply_move(s, r, &pv[i])
-    return n
-
 
 cdef void play_out(State* s, const Rules* r, Rng* rng, int eps_milli, Move* buf) noexcept nogil:
     """Play the hand to its end with choose_move's policy, dealing from the stock."""
@@ -1426,17 +1350,6 @@ cdef class CoreState:
             return learned_index(&self.s, &self.rules.r, buf, len(moves))
         finally:
             PyMem_Free(buf)
-
-    def tail_line(self):
-        """(margin, moves): the last round of a 2-player hand played perfectly
-        by both sides (play_tail): the hand's margin for the side to move and
-        the line's moves as tuples."""
-        cdef Move pv[TAIL_PLIES]
-        cdef int n = 0, i, v
-        if self.rules.r.n_players != 2 or self.s.stock_pos != N_CARDS or self.s.phase != PH_PLAY:
-            raise ValueError("tail_line: the last round of a 2-player hand in play")
-        v = tail_value(&self.s, &self.rules.r, -(1 << 20), 1 << 20, pv, &n)
-        return v, [(pv[i].card, pv[i].take, pv[i].take2, pv[i].matta_rank, pv[i].points) for i in range(n)]
 
     def score(self):
         """Points by side and category (N_CAT per side)."""

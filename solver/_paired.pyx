@@ -104,7 +104,7 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
             node = find_child(t, node, &S.buf[best])
             apply_move(&s, r, &S.buf[best])
             deal_due(&s, r, &rr)
-        play_out(&s, r, &rr, S.paired_eps_milli, S.buf)
+        play_out(&s, r, &rr, S.eps_milli, S.buf)
         evaluate(&s, r, &S.eq, &ev)
         rm.p_val = ev.margin[S.me]
         rm.p_wval = win_of(&ev, S.me) if ev.win0 >= 0 else 0.0

@@ -56,8 +56,7 @@ cdef struct Search:
     int me                      # the asking side
     int match_mode
     double c_ucb
-    int eps_milli               # the rollout policy's random moves (_core.choose_move), with its flags
-    int paired_eps_milli        # the same for the paired phase's rollouts (POLICY_EXACT_TAIL there only)
+    int eps_milli               # the rollout policy's random moves (_core.choose_move)
     int follow_min              # visits a tree move needs to be followed in the paired phase
     int follow_own              # 1: follow the tree at the asking side's moves only
     double root_floor           # the share of the tree's iterations spread over the root moves at least

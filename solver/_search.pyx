@@ -26,8 +26,7 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
 from cirulla.solver._core cimport (
-    MAX_MOVES, MAX_SEATS, N_CARDS, N_CAT, POLICY_EXACT_TAIL, POLICY_LEARNED, POLICY_SAMPLE, CoreRules, Move,
-    State, bit, gen_moves, lowest,
+    MAX_MOVES, MAX_SEATS, N_CARDS, N_CAT, POLICY_LEARNED, POLICY_SAMPLE, CoreRules, Move, State, bit, gen_moves, lowest,
     side_of, state_from_dict, state_to_dict, u64)
 from cirulla.solver._equity cimport EquityTable
 from cirulla.solver._exact cimport XCAP, XDEPTH, Tables, exact_worlds, tables_free, tables_init
@@ -72,7 +71,7 @@ cdef class Searcher:
                  list nobuona, list played, bint fixed, unsigned long long seed,
                  StopFlag stop, list plays=None, double infer_t=0.0,
                  double c_ucb=4.0, int eps_milli=100, int follow_min=8, int follow_own=0,
-                 double root_floor=0.0, int policy=0, int infer_policy=0, int exact_tail=0,
+                 double root_floor=0.0, int policy=0, int infer_policy=0,
                  EquityTable equity=None, list scores=None, int next_dealer_side=0,
                  bint match_mode=False):
         cdef int i, n
@@ -111,12 +110,7 @@ cdef class Searcher:
         S.k.infer_learned = infer_policy
         S.me = side_of(&S.r, observer)
         S.c_ucb = c_ucb
-        if exact_tail not in (0, 1, 2):
-            raise ValueError(f"exact_tail (0 off, 1 the paired phase's rollouts, 2 every rollout) must be "
-                             f"0, 1 or 2, got {exact_tail}")
         S.eps_milli = eps_milli | (POLICY_LEARNED if policy else 0) | (POLICY_SAMPLE if policy == 2 else 0)
-        S.paired_eps_milli = S.eps_milli | (POLICY_EXACT_TAIL if exact_tail else 0)
-        S.eps_milli |= POLICY_EXACT_TAIL if exact_tail == 2 else 0
         S.follow_min = follow_min
         S.follow_own = follow_own
         if not 0.0 <= root_floor <= 1.0:

@@ -56,7 +56,7 @@ TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "c": ("c_ucb", float), "eps": ("eps_milli", int), "follow": ("follow_min", int),
     "share": ("paired_share", float), "pick": ("pick", str), "own": ("follow_own", int),
     "inf": ("infer_t", float), "floor": ("root_floor", float), "pol": ("policy", _rollout_policy),
-    "ipol": ("infer_policy", _rollout_policy), "tail": ("exact_tail", int)}
+    "ipol": ("infer_policy", _rollout_policy)}
 
 
 @dataclass(frozen=True)

@@ -153,8 +153,6 @@ class SearchParams(TypedDict, total=False):
     infer_t: float                  # the inference's temperature (0: worlds drawn uniformly)
     policy: int                     # the rollout policy: 0 greedy, 1 learned, 2 its softmax (_core.choose_move)
     infer_policy: int               # the inference's model of the others' plays: 0 greedy, 1 learned
-    exact_tail: int                 # rollouts play the last round perfectly (2 players): 0 none, 1 the
-                                    # paired phase's, 2 every rollout
 
 
 # another seat's card play this round: (seat, the table before it, card, the cards each seat played after it)
