@@ -62,8 +62,10 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
 
     This is how the differences to the best are paired: after each root move
     the hand is played out in the same world, following the tree's most
-    visited legal move while it has one (with at least follow_min visits) and
-    the rollout policy after that, its randomness reseeded identically for
+    visited legal move while it has one (with at least follow_min visits;
+    with follow_own, at the asking side's turns only, the others playing the
+    rollout policy with the cards this world gives them) and the rollout
+    policy after that, its randomness reseeded identically for
     every root move. The per-world figures are independent draws given the
     tree, so their spread gives an honest standard error."""
     cdef State s0, s

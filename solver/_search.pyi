@@ -38,7 +38,7 @@ class Searcher:
                  hidden: list[int], nobuona: list[int], played: list[int], fixed: bool, seed: int,
                  stop: StopFlag, plays: list[tuple[int, int, int, list[int]]] | None = None,
                  infer_t: float = 0.0, c_ucb: float = 4.0, eps_milli: int = 100, follow_min: int = 8,
-                 follow_own: int = 0, root_floor: float = 0.0,
+                 follow_own: int = 1, root_floor: float = 0.0,
                  policy: int = 0, infer_policy: int = 0, equity: EquityTable | None = None,
                  scores: list[int] | None = None,
                  next_dealer_side: int = 0, match_mode: bool = False) -> None: ...

@@ -70,7 +70,7 @@ cdef class Searcher:
     def __init__(self, CoreRules rules, dict base, *, int observer, list unseen, list hidden,
                  list nobuona, list played, bint fixed, unsigned long long seed,
                  StopFlag stop, list plays=None, double infer_t=0.0,
-                 double c_ucb=4.0, int eps_milli=100, int follow_min=8, int follow_own=0,
+                 double c_ucb=4.0, int eps_milli=100, int follow_min=8, int follow_own=1,
                  double root_floor=0.0, int policy=0, int infer_policy=0,
                  EquityTable equity=None, list scores=None, int next_dealer_side=0,
                  bint match_mode=False):
