@@ -113,18 +113,16 @@ class Rating:
 
 # The ladder's ratings, the one place apps read them from (GetEngineInfo, README
 # "Strength (the arena)"): measured with the LEVELS above (a change to them is
-# measured again), 2026-11-30, by
-#   python bench/ladder.py --pairs 300 --seed 1000 --jobs 2 --table
-# (run in parts, --levels and `cirulla arena A B --hands 1 --pairs 300 --seed
-# 1000`: the same seeded pairs, so the same figures)
+# measured again, as after the paired phase's follow_own default), 2026-11-30, by
+#   python bench/ladder.py --pairs 300 --seed 1000 --jobs 1 --table
 RATINGS: dict[str, Rating] = {
     "random": Rating(-6.91, -7.42, -6.39, 300),
     "greedy": Rating(0.0, 0.0, 0.0, 0),
-    "beginner": Rating(+0.70, +0.26, +1.15, 300),
-    "casual": Rating(+1.30, +0.86, +1.74, 300),
-    "intermediate": Rating(+1.96, +1.56, +2.35, 300),
-    "advanced": Rating(+2.32, +1.90, +2.74, 300),
-    "full": Rating(+2.93, +2.50, +3.35, 300),
+    "beginner": Rating(+0.70, +0.26, +1.14, 300),
+    "casual": Rating(+1.71, +1.26, +2.15, 300),
+    "intermediate": Rating(+1.95, +1.55, +2.35, 300),
+    "advanced": Rating(+2.74, +2.30, +3.18, 300),
+    "full": Rating(+3.45, +3.04, +3.86, 300),
 }
 
 
