@@ -112,8 +112,8 @@ class Rating:
 
 
 # The ladder's ratings, the one place apps read them from (GetEngineInfo, README
-# "Strength (the arena)"): measured with the LEVELS above (a change to them is
-# measured again, as after the paired phase's follow_own default), 2026-11-30, by
+# "Strength (the arena)"): measured with the LEVELS above (a change to them or to
+# the search's defaults is measured again), 2026-11-30, by
 #   python bench/ladder.py --pairs 300 --seed 1000 --jobs 1 --table
 RATINGS: dict[str, Rating] = {
     "random": Rating(-6.91, -7.42, -6.39, 300),
