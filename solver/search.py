@@ -14,7 +14,9 @@ the position:
   every split of the last deal (at most 84 x 20 worlds), each world solved
   exactly and the values averaged (EXACT; the figures are exact averages,
   standard errors 0). Not with optional captures (R-MUST, `relaxed`): the
-  trees there are about 6 times larger (0.5-1 s a position), so ISMCTS;
+  trees there are about 6 times larger (0.5-1 s a position), so ISMCTS.
+  Where several moves are worth the same against perfect play, rollouts on
+  the same worlds order them (_exact_tiebreak);
 * otherwise SO-ISMCTS with availability counts (ISMCTS) builds a tree over
   most of the budget, then a paired phase evaluates every legal move on the
   same fresh worlds, following the tree's most visited moves at the asking
@@ -73,6 +75,8 @@ DEFAULT_TIME_MS = 100.0
 PAIRED_SHARE = 0.25         # of the budget, for the paired phase
 MIN_WORLDS = 8              # the paired phase always sees at least this many worlds
 FORCED_WORLDS = 64
+TIE_WORLDS = 256            # rollouts that order the exact solver's equal best moves
+TIE_EPS = 1e-9              # exact figures this close are equal (sums of weighted worlds)
 INFER_T = 50.0              # the inference's temperature, in the greedy worth's units (a scopa is 100)
 EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity table
 MAX_EQUITY_TARGET = 301
@@ -493,11 +497,12 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
         done = s.paired(worlds, deadline, MIN_WORLDS)
         cut[t] = cut[t] or bool(iterations and done < worlds)
 
-    def snapshot(final: bool) -> SearchResult:
+    def snapshot(final: bool, tiebreak: list[float] | None = None) -> SearchResult:
         elapsed = (time.monotonic() - start) * 1000.0
         return _result([s.stats() for s in searchers], searchers[0].root_moves, rules, method,
                         elapsed, (any(cut) or stop.is_set) if final else False, threads,
-                        equity is not None, match_mode, pick if method is SearchMethod.ISMCTS else "paired")
+                        equity is not None, match_mode, pick if method is SearchMethod.ISMCTS else "paired",
+                        tiebreak)
 
     if threads == 1 and on_progress is None:
         work(0, searchers[0])
@@ -524,13 +529,42 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
         return run_search(dataclasses.replace(know, nobuona=(0,) * len(know.nobuona)), method=method,
                           iterations=iterations, time_ms=time_ms, seed=seed, threads=threads,
                           cancel=cancel, sensitive=sensitive, **params)
+    if method is SearchMethod.EXACT and not stop.is_set:
+        return snapshot(True, _exact_tiebreak(know, snapshot(True), seed, stop, equity, match_mode,
+                                              deadline, params))
     return snapshot(True)
+
+
+def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _search.StopFlag,
+                    equity: EquityTable | None, match_mode: bool, deadline: float,
+                    params: SearchParams) -> list[float] | None:
+    """Where the exact solver finds several best moves of equal value, their
+    figures from rollouts on the same worlds (the rollout policy playing both
+    sides), by root move; None without a tie. Minimax rates them alike because
+    it assumes a perfect opponent; the rollouts tell which one leaves a real
+    one more room to go wrong. Taking the first of them instead, the exact
+    solve of the last round cost 0.39 points a hand against greedy (issue 13)."""
+    top = solved.moves[0]
+    if not any(_tied(m, top) for m in solved.moves[1:]):
+        return None
+    s = know.searcher(_thread_seed(seed, 1 << 20), stop, equity=equity, match_mode=match_mode, **params)
+    s.paired(TIE_WORLDS, deadline, MIN_WORLDS)
+    st = s.stats()
+    return [v / st["weight"] for v in (st["p_win"] if match_mode else st["p_sum"])]
+
+
+def _tied(a: MoveStats, b: MoveStats) -> bool:
+    return (abs(a.expected_points - b.expected_points) < TIE_EPS
+            and abs((a.win_chance or 0.0) - (b.win_chance or 0.0)) < TIE_EPS)
 
 
 def _result(stats: list[SearcherStats], root: list[CoreMove], rules: Rules, method: SearchMethod,
             elapsed_ms: float, cut_short: bool, threads: int, has_equity: bool, match_mode: bool,
-            pick: str = "paired") -> SearchResult:
+            pick: str = "paired", tiebreak: list[float] | None = None) -> SearchResult:
+    """`tiebreak`: a figure by root move that orders moves whose figures are
+    equal (to TIE_EPS; the exact solver's, _exact_tiebreak)."""
     n = len(root)
+    tb = tiebreak or [0.0] * n
     matta = rules.matta_card
     moves = [Move.from_core(t, matta) for t in root]
 
@@ -564,6 +598,9 @@ def _result(stats: list[SearcherStats], root: list[CoreMove], rules: Rules, meth
         se = [math.sqrt(max(cov(i, i), 0.0) / worlds) for i in range(n)]
         key = wmean if match_mode else mean
         best = max(range(n), key=lambda i: (key[i], mean[i], -i))
+        if tiebreak:
+            equal = [i for i in range(n) if key[i] > key[best] - TIE_EPS and mean[i] > mean[best] - TIE_EPS]
+            best = max(equal, key=lambda i: (tb[i], -i))
         if pick == "visits":
             best = max(range(n), key=lambda i: (visits[i], key[i], -i))
         diff_se = [math.sqrt(max(cov(i, i) + cov(best, best) - 2 * cov(i, best), 0.0) / worlds)
@@ -589,9 +626,9 @@ def _result(stats: list[SearcherStats], root: list[CoreMove], rules: Rules, meth
                      categories=dict(zip(CATEGORIES, cats[i], strict=False)), scopa_risk=risk[i], win_chance=win[i],
                      samples=samples[i]) for i in range(n)]
     if match_mode:
-        order = sorted(range(n), key=lambda i: (i != best, -(win[i] or 0.0), -mean[i], i))
+        order = sorted(range(n), key=lambda i: (i != best, -(win[i] or 0.0), -mean[i], -tb[i], i))
     else:
-        order = sorted(range(n), key=lambda i: (i != best, -mean[i], i))
+        order = sorted(range(n), key=lambda i: (i != best, -mean[i], -tb[i], i))
     info: SearchInfo = {"worlds": worlds, "nodes": sum(s["nodes"] for s in stats),
                         "tree_iterations": sum(s["iterations"] for s in stats),
                         "rejected": sum(s["rejected"] for s in stats)}

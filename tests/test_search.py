@@ -582,6 +582,45 @@ def test_last_two_rounds_average_every_world(seed):
     assert [m.expected_points for m in two.moves] == pytest.approx([m.expected_points for m in res.moves], abs=1e-9)
 
 
+def against_greedy(core, me: int) -> int:
+    """The hand margin of side `me` playing its best against an opponent who
+    plays the greedy move (brute_value's walk, the other seat fallible)."""
+    if core.phase == _core.PHASE_OVER:
+        pts = [sum(row) for row in core.score()]
+        return pts[me] - pts[1 - me]
+    moves = core.legal_moves()
+    if core.turn != me:
+        child = core.copy()
+        child.apply(*moves[core.greedy_choice(moves)])
+        return against_greedy(child, me)
+    values = []
+    for mv in moves:
+        child = core.copy()
+        child.apply(*mv)
+        values.append(against_greedy(child, me))
+    return max(values)
+
+
+@pytest.mark.parametrize("seed", [1, 6, 9, 13])
+def test_equal_exact_moves_are_ordered_by_a_fallible_opponent(seed):
+    """Minimax rates several last-round moves alike (a perfect opponent
+    answers each as well); the engine recommends among them the one that does
+    best against a real opponent, here the greedy one (the first of the tied
+    did worse in each of these positions)."""
+    match = _endgame(Rules(), seed, 0, 3)
+    seat = match.to_move
+    res = search(match.view(seat), seed=1)
+    tied = [m.move for m in res.moves if m.expected_points == res.moves[0].expected_points]
+    assert len(tied) > 1 and res.best in tied
+    worth = {}
+    for mv in match.core.legal_moves():
+        child = match.core.copy()
+        child.apply(*mv)
+        worth[Move.from_core(mv, match.rules.matta_card)] = against_greedy(child, seat)
+    assert worth[res.best] == max(worth[m] for m in tied) > min(worth[m] for m in tied)
+    assert [m.move for m in res.moves[:len(tied)]] == tied      # the equal moves lead the ranking
+
+
 def test_a_time_budget_cuts_the_exact_solve_short_with_a_fair_sample():
     """The exact solve of the last two rounds takes tens of ms; a shorter time
     budget stops it in time, and the worlds solved by then (the opponent's
