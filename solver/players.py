@@ -93,7 +93,7 @@ LEVELS: tuple[Level, ...] = (
     Level("greedy", about="the best immediate gain, no look ahead"),
     Level("beginner", 1_000, 0.35, 0.30, "a short look ahead and frequent slips"),
     Level("casual", 1_500, 0.6, 0.15, "a little look ahead, some slips"),
-    Level("intermediate", 4_000, 0.4, 0.08, "a fair search, few slips"),
+    Level("intermediate", 4_000, 0.47, 0.09, "a fair search, few slips"),
     Level("advanced", 10_000, 0.25, 0.05, "a deeper search, fewer misjudgements"),
     Level("full", 100_000, 0.0, 0.0, "the search's best move, no slips"),
 )
@@ -113,16 +113,16 @@ class Rating:
 
 # The ladder's ratings, the one place apps read them from (GetEngineInfo, README
 # "Strength (the arena)"): measured with the LEVELS above (a change to them or to
-# the search's defaults is measured again), 2026-11-30, by
-#   python bench/ladder.py --pairs 300 --seed 1000 --jobs 1 --table
+# the search's defaults is measured again), 2026-12-01, by
+#   python bench/ladder.py --pairs 300 --seed 1000 --jobs 2 --table
 RATINGS: dict[str, Rating] = {
     "random": Rating(-6.91, -7.42, -6.39, 300),
     "greedy": Rating(0.0, 0.0, 0.0, 0),
-    "beginner": Rating(+0.70, +0.26, +1.14, 300),
-    "casual": Rating(+1.71, +1.26, +2.15, 300),
-    "intermediate": Rating(+1.95, +1.55, +2.35, 300),
-    "advanced": Rating(+2.74, +2.30, +3.18, 300),
-    "full": Rating(+3.45, +3.04, +3.86, 300),
+    "beginner": Rating(+0.67, +0.24, +1.11, 300),
+    "casual": Rating(+1.61, +1.16, +2.05, 300),
+    "intermediate": Rating(+1.80, +1.39, +2.22, 300),
+    "advanced": Rating(+2.78, +2.33, +3.23, 300),
+    "full": Rating(+3.67, +3.26, +4.07, 300),
 }
 
 
