@@ -23,9 +23,10 @@ the position:
   side's turns and the rollout policy at the others' and after the tree
   (follow_own: the others then play the cards they hold in that world, not
   the tree's choice averaged over worlds; issue 13 measured it +0.32 a hand
-  against greedy, +0.33 against flat Monte Carlo). The reported figures, their standard errors and the
-  recommended move come from that paired phase, where every world is an
-  independent draw, so the standard errors are honest.
+  against greedy, +0.33 against flat Monte Carlo). The reported figures,
+  their standard errors and the recommended move come from that paired
+  phase, where every world is an independent draw, so the standard errors
+  are honest.
 
 The kernels are nogil C (`_worlds`, `_ismcts`, `_paired`, `_exact`, `_equity`), driven
 through `_search.Searcher`; threads > 1 run one tree per
@@ -529,10 +530,12 @@ def run_search(know: Knowledge, *, method: SearchMethod | None = None, iteration
         return run_search(dataclasses.replace(know, nobuona=(0,) * len(know.nobuona)), method=method,
                           iterations=iterations, time_ms=time_ms, seed=seed, threads=threads,
                           cancel=cancel, sensitive=sensitive, **params)
+    solved = snapshot(True)
     if method is SearchMethod.EXACT and not stop.is_set:
-        return snapshot(True, _exact_tiebreak(know, snapshot(True), seed, stop, equity, match_mode,
-                                              deadline, params))
-    return snapshot(True)
+        tiebreak = _exact_tiebreak(know, solved, seed, stop, equity, match_mode, deadline, params)
+        if tiebreak is not None:
+            return snapshot(True, tiebreak)
+    return solved
 
 
 def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _search.StopFlag,
@@ -544,8 +547,9 @@ def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _sea
     it assumes a perfect opponent; the rollouts tell which one leaves a real
     one more room to go wrong. Taking the first of them instead, the exact
     solve of the last round cost 0.39 points a hand against greedy (issue 13)."""
-    top = solved.moves[0]
-    if not any(_tied(m, top) for m in solved.moves[1:]):
+    mean = [m.expected_points for m in solved.moves]
+    key = [m.win_chance or 0.0 for m in solved.moves] if match_mode else mean
+    if len(_equal_to_best(key, mean, 0)) < 2:       # solved.moves[0] is the best
         return None
     s = know.searcher(_thread_seed(seed, 1 << 20), stop, equity=equity, match_mode=match_mode, **params)
     s.paired(TIE_WORLDS, deadline, MIN_WORLDS)
@@ -553,9 +557,9 @@ def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _sea
     return [v / st["weight"] for v in (st["p_win"] if match_mode else st["p_sum"])]
 
 
-def _tied(a: MoveStats, b: MoveStats) -> bool:
-    return (abs(a.expected_points - b.expected_points) < TIE_EPS
-            and abs((a.win_chance or 0.0) - (b.win_chance or 0.0)) < TIE_EPS)
+def _equal_to_best(key: list[float], mean: list[float], best: int) -> list[int]:
+    """The moves whose ranking figure and expected points equal the best's (to TIE_EPS)."""
+    return [i for i in range(len(key)) if key[i] > key[best] - TIE_EPS and mean[i] > mean[best] - TIE_EPS]
 
 
 def _result(stats: list[SearcherStats], root: list[CoreMove], rules: Rules, method: SearchMethod,
@@ -599,8 +603,7 @@ def _result(stats: list[SearcherStats], root: list[CoreMove], rules: Rules, meth
         key = wmean if match_mode else mean
         best = max(range(n), key=lambda i: (key[i], mean[i], -i))
         if tiebreak:
-            equal = [i for i in range(n) if key[i] > key[best] - TIE_EPS and mean[i] > mean[best] - TIE_EPS]
-            best = max(equal, key=lambda i: (tb[i], -i))
+            best = max(_equal_to_best(key, mean, best), key=lambda i: (tb[i], -i))
         if pick == "visits":
             best = max(range(n), key=lambda i: (visits[i], key[i], -i))
         diff_se = [math.sqrt(max(cov(i, i) + cov(best, best) - 2 * cov(i, best), 0.0) / worlds)
