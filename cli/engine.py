@@ -66,7 +66,8 @@ from google.protobuf.descriptor import Descriptor
 from cirulla.server.config import ServerConfig
 from cirulla.server.convert import Problems
 from cirulla.server.errors import BadRequest, RpcError, failure_of
-from cirulla.server.service import MAX_INTERVAL_MS, MIN_INTERVAL_MS, Service
+from cirulla.server.service import Service
+from cirulla.solver.bounds import field_range
 from cirulla.v1.embedded_engine_pb2 import EngineAnswer, EngineQuery, Failure, Terminate
 
 from .remote import OK, USAGE, CliError
@@ -78,6 +79,7 @@ SLOT_WAIT_MS = 3_600_000
 MAX_WAITING = 2_000                  # the one peer may fill half of it: 1000 queries waiting
 INTERRUPT_GRACE_S = 0.5         # after SIGINT/SIGTERM, for the terminated queries to answer
 INTERRUPTED = 130
+REPORT_INTERVAL_MS = field_range(EngineQuery, "report_interval_ms")     # the schema's range
 
 FLAGS = ("max_concurrent_searches", "max_budget_ms", "default_budget_ms", "warm_presets", "log_level")
 
@@ -219,10 +221,9 @@ class Engine:
         if kind is None:
             problems.add("request", "required: name one request (getHint, chooseMove, getEngineInfo, "
                                     "listLegalMoves, replayRecord, analyzeGame or terminate)")
-        interval = message.report_interval_ms
-        if interval and not MIN_INTERVAL_MS <= interval <= MAX_INTERVAL_MS:
-            problems.add("report_interval_ms",
-                         f"{interval} is out of range {MIN_INTERVAL_MS}..{MAX_INTERVAL_MS} (0: no reports)")
+        interval, (lo, hi) = message.report_interval_ms, REPORT_INTERVAL_MS
+        if interval and not lo <= interval <= hi:
+            problems.add("report_interval_ms", f"{interval} is out of range {lo}..{hi} (0: no reports)")
         with self._lock:
             if message.id in self._in_flight:
                 problems.add("id", f"{message.id!r} is the id of a query in flight")

@@ -98,6 +98,7 @@ def _position(args):
 
     from cirulla.server.convert import view_from_proto
     from cirulla.server.errors import BadRequest
+    from cirulla.solver.bounds import out_of_bounds
     from cirulla.v1 import game_pb2
     if args.view:
         if args.record:
@@ -109,6 +110,9 @@ def _position(args):
             data = json.loads(p.read_text(encoding="utf-8"))
             msg = json_format.ParseDict(data.get("view", data) if isinstance(data, dict) else data,
                                         game_pb2.SeatView())
+            outside = out_of_bounds(msg, "view")         # named as view_from_proto names its fields
+            if outside:
+                raise BadRequest(outside)
             return view_from_proto(msg), None
         except (json.JSONDecodeError, json_format.ParseError) as e:
             raise CliError(f"{args.view}: not a cirulla.v1.SeatView in JSON: {e}") from None

@@ -23,7 +23,6 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from google.protobuf import message_factory
-from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from cirulla.solver import record
@@ -37,13 +36,14 @@ from cirulla.solver.analysis import (
     Summary,
     TimelinePoint,
 )
+from cirulla.solver.bounds import FieldType, is_repeated
 from cirulla.solver.cards import RANKS, Card
 from cirulla.solver.errors import CirullaError, ViewError
 from cirulla.solver.events import CATEGORIES, Deal, Event, HandEnd, SideScore, Turn
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
 from cirulla.solver.players import RATINGS, Level
-from cirulla.solver.record import EnumType, FieldType
+from cirulla.solver.record import EnumType
 from cirulla.solver.rules import CHOICES, PRESETS, Rules
 from cirulla.solver.search import SearchResult
 from cirulla.solver.view import SeatView
@@ -82,12 +82,17 @@ def bad_request(error: CirullaError, prefix: str) -> BadRequest:
 
 
 class Problems:
-    """The violations of one request, gathered from every part of it.
+    """The violations of one request, gathered from every part of it; one per
+    field, the first found.
 
     >>> problems = Problems()
-    >>> view = problems.check(view_from_proto, request.view, "view")
-    >>> plan = problems.check(budgets.plan, request.budget, context)
+    >>> problems.add("view.seat", "7 is out of range 0..4")
+    >>> problems.add("view.seat", "7 is not a seat 0..1 (R-SEATS)")
+    >>> problems.check(check_record, pb.Record(schema_version=3), "record")
     >>> problems.raise_any()
+    Traceback (most recent call last):
+    ...
+    cirulla.server.errors.BadRequest: view.seat: 7 is out of range 0..4 (and 1 more)
     """
 
     def __init__(self) -> None:
@@ -104,9 +109,15 @@ class Problems:
             self.items += e.violations
             return None
 
+    def one_per_field(self) -> list[tuple[str, str]]:
+        first: dict[str, str] = {}
+        for field, reason in self.items:
+            first.setdefault(field, reason)
+        return list(first.items())
+
     def raise_any(self) -> None:
         if self.items:
-            raise BadRequest(self.items)
+            raise BadRequest(self.one_per_field())
 
 
 # --- the generic copy --------------------------------------------------------------
@@ -157,14 +168,6 @@ def _enum_of(cls: type, name: str) -> type[Enum] | None:
     return None
 
 
-def _repeated(field: FieldType) -> bool:
-    if hasattr(field, "is_repeated"):                       # protobuf >= 5.29
-        return field.is_repeated
-    # before, `label`, which types-protobuf (today's protobuf only) does not know
-    label: int = field.label                                # type: ignore[union-attr]
-    return label == FieldDescriptor.LABEL_REPEATED
-
-
 def _wire(field: FieldType, value: Any) -> Any:
     """One domain value as the field's wire value."""
     m = field.message_type
@@ -193,7 +196,7 @@ def to_message(value: object, cls: type[M], **fields: Any) -> M:
         v = fields[f.name] if f.name in fields else getattr(value, f.name, None)
         if v is None:
             continue
-        if _repeated(f):
+        if is_repeated(f):
             getattr(msg, f.name).extend(_wire(f, x) for x in v)
         elif f.message_type is not None:
             getattr(msg, f.name).CopyFrom(_wire(f, v))
@@ -212,9 +215,9 @@ def from_message(msg: Message, cls: type[D], **fields: Any) -> D:
         if f.name in values or f.name not in by_name:
             continue
         d = by_name[f.name]
-        if d.has_presence and not _repeated(d) and not msg.HasField(f.name):
+        if d.has_presence and not is_repeated(d) and not msg.HasField(f.name):
             values[f.name] = None
-        elif _repeated(d):
+        elif is_repeated(d):
             values[f.name] = tuple(getattr(msg, f.name))
         elif d.enum_type is not None:
             name, kind = enum_name(d, getattr(msg, f.name)), _enum_of(cls, f.name)
@@ -321,10 +324,11 @@ def record_from_proto(msg: pb.Record, field: str = "record") -> Match:
 
 # --- seat views ----------------------------------------------------------------------
 
-def view_from_proto(msg: pb.SeatView, field: str = "view") -> SeatView:
+def view_from_proto(msg: pb.SeatView, field: str = "view", known: Sequence[tuple[str, str]] = ()) -> SeatView:
     """The checked SeatView of a message, with every field the client left out
     filled in by the rules (cirulla.solver.view_builder), or one BadRequest
-    naming every field at fault."""
+    naming every field at fault. `known`: problems the caller found (numbers
+    out of range), paths relative to the view; with any, nothing is replayed."""
     read = _Reader()                        # its paths are relative to the view
     rules = read.problems.check(rules_from_proto, msg.rules, "rules")
     matta_as = None
@@ -341,7 +345,7 @@ def view_from_proto(msg: pb.SeatView, field: str = "view") -> SeatView:
     history = _history_from_proto(msg, read, rules, "history") if rules else ()
     try:
         if rules is None:
-            raise ViewError(read.problems.items)
+            raise ViewError([*read.problems.items, *known])
         return build_view(
             rules, seat=msg.seat, dealer=msg.dealer, hand=hand, table=table, to_move=msg.to_move,
             scores=tuple(msg.scores), history=history, hand_number=msg.hand_number, round=msg.round,
@@ -349,7 +353,7 @@ def view_from_proto(msg: pb.SeatView, field: str = "view") -> SeatView:
             declarations=tuple(msg.declarations), declared=tuple(msg.declared),
             last_capturer=msg.last_capturer if msg.HasField("last_capturer") else None,
             public=public, piles=piles, played_this_round=played_this_round, matta_as=matta_as,
-            known_problems=read.problems.items)
+            known_problems=[*read.problems.items, *known])
     except CirullaError as e:
         raise bad_request(e, field) from None
 

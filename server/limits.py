@@ -21,6 +21,7 @@ from typing import Protocol
 import grpc
 
 from cirulla.solver.search import CancelToken, SearchMethod, SearchResult
+from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import engine_service_pb2 as epb
 
 from .config import ServerConfig
@@ -75,14 +76,14 @@ class Limits:
         self.slots = SearchSlots(config.max_concurrent_searches, wait_ms=config.slot_wait_ms,
                                  max_waiting=config.max_waiting_searches)
 
-    def check_budget(self, budget: epb.Budget, field: str = "budget") -> None:
-        """BadRequest naming every field of the budget past the server's caps."""
+    def check_budget(self, budget: epb.Budget | apb.AnalyzeGameRequest, field: str = "budget") -> None:
+        """BadRequest naming every field of the budget (or of an analysis's
+        request) past the server's caps."""
         c = self.config
-        problems = [(f"{field}.{name}", f"{value} is out of range 0..{cap}")
-                    for name, value, cap in (("time_ms", budget.time_ms, c.max_budget_ms),
-                                             ("iterations", budget.iterations, c.max_iterations),
-                                             ("threads", budget.threads, c.thread_cap))
-                    if not 0 <= value <= cap]
+        caps = {"time_ms": c.max_budget_ms, "iterations": c.max_iterations, "threads": c.thread_cap}
+        fields = budget.DESCRIPTOR.fields_by_name
+        problems = [(f"{field}.{name}" if field else name, f"{getattr(budget, name)} is out of range 0..{cap}")
+                    for name, cap in caps.items() if name in fields and not 0 <= getattr(budget, name) <= cap]
         if problems:
             raise BadRequest(problems)
 

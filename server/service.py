@@ -8,16 +8,19 @@ engine (`cirulla engine`) are thin shells around this class.
 """
 from __future__ import annotations
 
+import functools
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
-from typing import TypeAlias
+from typing import Concatenate, ParamSpec, TypeAlias, TypeVar
 
 import grpc
+from google.protobuf.message import Message
 
 from cirulla.solver import analysis, players, record
+from cirulla.solver.bounds import out_of_bounds
 from cirulla.solver.errors import CirullaError
 from cirulla.solver.rules import Rules
 from cirulla.solver.search import SearchResult, build_tables, search
@@ -34,7 +37,6 @@ from .errors import BadRequest, RpcError
 from .limits import ITERATIONS_PER_MS, Call, Limits, Plan, peer_of
 from .metrics import Metrics
 
-MIN_INTERVAL_MS, MAX_INTERVAL_MS = 10, 60_000
 DEFAULT_INTERVAL_MS = 250
 
 # the Strength enum's levels: the solver's (players.LEVELS), which `cirulla play` offers too
@@ -48,6 +50,24 @@ STRENGTHS = {
 
 # what a streamed search's thread hands over: (final, the ranking so far), or what it raised
 _Update: TypeAlias = tuple[bool, SearchResult] | BaseException
+
+Request = TypeVar("Request", bound=Message)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _door(method: Callable[Concatenate[Service, Request, P], R]) -> Callable[Concatenate[Service, Request, P], R]:
+    """The RPC, its request's integers first checked against the ranges the
+    schema gives them (cirulla.solver.bounds): with any out of range, nothing
+    acts on the request's numbers, and the answer names them with every
+    problem that can be found without them."""
+    @functools.wraps(method)
+    def checked(self: Service, request: Request, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        outside = out_of_bounds(request)
+        if outside:
+            raise self.refusal(request, outside)
+        return method(self, request, *args, **kwargs)
+    return checked
 
 
 class Service:
@@ -64,6 +84,7 @@ class Service:
 
     # --- EngineService ---
 
+    @_door
     def get_hint(self, request: epb.GetHintRequest, call: Call) -> epb.GetHintResponse:
         view = self._hint_view(request)
         plan = self.limits.plan(request.budget, call)
@@ -72,19 +93,21 @@ class Service:
         return epb.GetHintResponse(hint=self._hint(result, plan, request.seed),
                                    view=convert.view_to_proto(view))
 
+    @_door
     def stream_hint(self, request: epb.StreamHintRequest, call: Call) -> Iterator[epb.StreamHintResponse]:
-        interval = request.interval_ms or DEFAULT_INTERVAL_MS
-        view = self._hint_view(request, interval)
-        yield from self.progress(view, self.limits.plan(request.budget, call), request.seed, call, interval)
+        view = self._hint_view(request)
+        yield from self.progress(view, self.limits.plan(request.budget, call), request.seed, call,
+                                 request.interval_ms or DEFAULT_INTERVAL_MS)
 
+    @_door
     def get_hint_reports(self, request: epb.GetHintRequest, call: Call,
                          interval_ms: int) -> Iterator[tuple[epb.GetHintResponse, bool]]:
         """get_hint with the ranking so far every `interval_ms` while the search
         runs (the JSON-lines engine's report_interval_ms): (response, final)
         pairs, the interim ones with the hint alone, the last one (final True)
-        what get_hint returns, the completed view included. The interval must be
-        within MIN_INTERVAL_MS..MAX_INTERVAL_MS (BadRequest naming interval_ms)."""
-        view = self._hint_view(request, interval_ms)
+        what get_hint returns, the completed view included. The caller checks
+        the interval (the engine's query has its range)."""
+        view = self._hint_view(request)
         completed = convert.view_to_proto(view)
         for update in self.progress(view, self.limits.plan(request.budget, call), request.seed, call,
                                     interval_ms):
@@ -126,6 +149,7 @@ class Service:
         finally:
             token.cancel()                  # the caller left: stop the search
 
+    @_door
     def choose_move(self, request: epb.ChooseMoveRequest, call: Call) -> epb.ChooseMoveResponse:
         problems = Problems()
         view = problems.check(self._view_to_move, request.view)
@@ -155,15 +179,18 @@ class Service:
                                       cut_short=plan.cut_short(result),
                                       stats=convert.stats_to_proto(result, request.seed))
 
+    @_door
     def get_engine_info(self, request: epb.GetEngineInfoRequest, call: Call) -> epb.GetEngineInfoResponse:
         return convert.engine_info_to_proto(version=version(), config=self.config, strengths=list(STRENGTHS.items()))
 
     # --- RulesService ---
 
+    @_door
     def list_legal_moves(self, request: rpb.ListLegalMovesRequest, call: Call) -> rpb.ListLegalMovesResponse:
         view = self._view_to_move(request.view)
         return rpb.ListLegalMovesResponse(moves=[convert.move_to_proto(m) for m in view.legal_moves()])
 
+    @_door
     def replay_record(self, request: rpb.ReplayRecordRequest, call: Call) -> rpb.ReplayRecordResponse:
         convert.check_record(request.record)
         try:
@@ -177,12 +204,11 @@ class Service:
 
     # --- AnalysisService ---
 
+    @_door
     def analyze_game(self, request: apb.AnalyzeGameRequest, call: Call) -> Iterator[apb.AnalyzeGameResponse]:
         c = self.config
         problems = Problems()
-        for name, cap in (("iterations", c.max_iterations), ("threads", c.thread_cap)):
-            if not 0 <= getattr(request, name) <= cap:
-                problems.add(name, f"{getattr(request, name)} is out of range 0..{cap}")
+        problems.check(self.limits.check_budget, request, "")
         match = problems.check(convert.record_from_proto, request.record)
         problems.raise_any()
         assert match is not None, "raise_any() raised for a missing one"
@@ -228,15 +254,31 @@ class Service:
 
     # --- shared ---
 
-    def _hint_view(self, request: epb.GetHintRequest | epb.StreamHintRequest,
-                   interval_ms: int | None = None) -> SeatView:
-        """A hint request's view, its budget (and report interval) checked:
-        every violation raised at once."""
+    def refusal(self, request: Message, outside: list[tuple[str, str]]) -> BadRequest:
+        """A request with numbers out of range refused, the other problems of
+        its parts named too, from the checks that act on no number: a view's
+        cards, rules and shape (nothing replayed), a record's header and
+        cards, a budget against the server's caps."""
+        problems = Problems()
+        if isinstance(request, apb.AnalyzeGameRequest):     # its own budget
+            problems.check(self.limits.check_budget, request, "")
+        for field, value in request.ListFields():           # in the schema's order
+            mine = [(path, reason) for path, reason in outside if path.split(".")[0].split("[")[0] == field.name]
+            if isinstance(value, pb.SeatView):
+                relative = [(path.removeprefix(field.name + "."), reason) for path, reason in mine]
+                problems.check(convert.view_from_proto, value, field.name, known=relative)
+            elif isinstance(value, pb.Record):
+                problems.check(convert.check_record, value, field.name)
+            elif isinstance(value, epb.Budget):             # (the server's caps: a closer range than the schema's)
+                problems.check(self.limits.check_budget, value, field.name)
+            problems.items += mine
+        return BadRequest(problems.one_per_field())
+
+    def _hint_view(self, request: epb.GetHintRequest | epb.StreamHintRequest) -> SeatView:
+        """A hint request's view, its budget checked: every violation raised at once."""
         problems = Problems()
         view = problems.check(self._view_to_move, request.view)
         problems.check(self.limits.check_budget, request.budget)
-        if interval_ms is not None and not MIN_INTERVAL_MS <= interval_ms <= MAX_INTERVAL_MS:
-            problems.add("interval_ms", f"{interval_ms} is out of range {MIN_INTERVAL_MS}..{MAX_INTERVAL_MS}")
         problems.raise_any()
         assert view is not None, "raise_any() raised for a missing one"
         return view

@@ -17,6 +17,7 @@ from google.protobuf import descriptor, json_format
 
 from cirulla.v1 import game_pb2 as pb
 
+from .bounds import out_of_bounds
 from .cards import RANKS, Card
 from .errors import CirullaError, RecordError, RulesError
 from .events import CATEGORIES, Deal, Event, HandEnd, Turn
@@ -37,10 +38,7 @@ _BOOL_OPTIONS = ("single_match_first", "piccola_to_seven", "grande_long", "buona
 if TYPE_CHECKING:
     from google._upb import _message as upb
 
-# descriptors as types-protobuf has them: a message's DESCRIPTOR is the pure-Python
-# backend's or the upb backend's, and so is everything read from it
-FieldType: TypeAlias = "descriptor.FieldDescriptor | upb.FieldDescriptor"
-EnumType: TypeAlias = "descriptor.EnumDescriptor | upb.EnumDescriptor"
+EnumType: TypeAlias = "descriptor.EnumDescriptor | upb.EnumDescriptor"    # as bounds.FieldType
 
 
 # --- rules ---
@@ -174,6 +172,13 @@ def loads(text: str) -> Match:
         json_format.ParseDict(_upgrade(data), msg)
     except json_format.ParseError as e:
         raise RecordError(f"not a cirulla.v1.Record: {e}") from None
+    outside = out_of_bounds(msg)
+    if outside:                             # before the replay acts on any number
+        field, reason = outside[0]
+        event, _, within = field.removeprefix("events[").partition("].")
+        if event.isdigit():
+            raise RecordError(f"{within}: {reason}", event=int(event), field=field)
+        raise RecordError(reason, field=field)
     return from_proto(msg)
 
 

@@ -146,9 +146,13 @@ def _shape(rules: Rules, given: _Given, *, seat: int, dealer: int, hand: Cards, 
             out.append(Violation(f"history[{i}]", "a hand_end: the history holds this hand's events only"))
         elif isinstance(e, Turn) and not 0 <= e.seat < n:
             out.append(Violation(f"history[{i}].turn.seat", f"{e.seat} is not a seat 0..{n - 1} (R-SEATS)"))
-        elif isinstance(e, Deal) and 0 <= seat < n:
+        elif isinstance(e, Deal):
+            # checked here, before the replay counts the cards dealt up to this round
+            if stock_after(rules, e.round) < 0:
+                out.append(Violation(f"history[{i}].deal.round", f"a hand of {n} players has no round {e.round} "
+                                                                  "(R-DEAL)"))
             for s, h in enumerate(e.hands):
-                if h and s != seat:
+                if h and s != seat and 0 <= seat < n:
                     out.append(Violation(f"history[{i}].deal.hands[{s}]",
                                          f"seat {seat}'s view cannot hold seat {s}'s dealt cards"))
     return out

@@ -246,7 +246,7 @@ def test_buf_breaking_catches_a_breaking_change(tmp_path):
     shutil.copytree(ROOT / "proto", tmp_path / "proto", ignore=shutil.ignore_patterns("*.py", "*.pyi", "*.binpb"))
     shutil.copy(ROOT / "buf.yaml", tmp_path)
     game = tmp_path / "proto" / "cirulla" / "v1" / "game.proto"
-    game.write_text(game.read_text().replace("int32 to_move = 6;", "int32 to_move = 21;"))
+    game.write_text(game.read_text().replace("int32 to_move = 6 ", "int32 to_move = 21 "))
     done = subprocess.run([buf, "breaking", "--against", str(CONTRACT)], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode != 0 and "to_move" in done.stdout + done.stderr
