@@ -26,6 +26,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -56,16 +57,21 @@ def server():
 
 # --- malformed requests against a real server -------------------------------------------
 
-def test_malformed_requests_to_every_rpc(server):
+def test_malformed_requests_to_every_rpc(server, record_property):
     generator = malformed.Generator(SEED)
-    tally = malformed.Tally()
-    malformed.run(server.channel, generator, range(REQUESTS), tally, timeout=30)
+    tally = malformed.Tally(malformed.ServerCosts(server.proc.pid))
+    malformed.run(server.channel, generator, range(REQUESTS), tally)
+    costs = tally.costs()
+    record_property("costs", costs)
+    print(f"\nseed {SEED}, {tally.requests} requests; {costs}")           # shown with -s
     counts = "\n".join(f"  {rpc} {code}: {n}" for (rpc, code), n in sorted(tally.counts.items()))
     if tally.defects:
         shown = "\n\n".join(tally.report(d) for d in tally.defects[:5])
         pytest.fail(f"seed {SEED}: {len(tally.defects)} of {tally.requests} answers out of contract "
-                    f"(`python bench/soak.py --seed {SEED} --case I` sends case I again):\n\n{shown}\n\n{counts}")
+                    f"(`python bench/soak.py --seed {SEED} --case I` sends case I again):\n\n{shown}\n\n"
+                    f"{tally.stopped}\n{costs}\n{counts}")
     assert tally.requests == REQUESTS
+    assert tally.costliest is not None and tally.costliest.cpu_seconds > 0, costs      # the CPU was read
     answered = {rpc for rpc, _ in tally.counts}
     assert answered == set(malformed.RPC), f"RPCs without a case: {set(malformed.RPC) - answered}"
     # the bad input reached the checks, and enough good input the searches
@@ -85,6 +91,35 @@ def test_the_server_still_serves_then_stops_on_sigterm(server):
     assert status == 0, f"exit {status} {seconds:.1f} s after SIGTERM:\n{log[-3000:]}"
     assert re.search(r"INFO cirulla.server: stopped\n", log), log[-3000:]
     assert malformed.log_defects(server.lines) == []
+
+
+def _case(rpc: str) -> malformed.Case:
+    return malformed.Case(SEED, 0, malformed.RPC[rpc], malformed.RPC[rpc].method, "valid", [b""])
+
+
+def test_a_slow_answer_or_none_is_a_defect():
+    hint, analysis = _case("EngineService/GetHint"), _case("AnalysisService/AnalyzeGame")
+    assert malformed.judge(hint, malformed.Outcome("OK", seconds=0.05, cpu_seconds=0.04)) == []
+    slow = malformed.Outcome("OK", seconds=2.6, cpu_seconds=malformed.SLOW_SECONDS + 0.5)
+    assert [p for p in malformed.judge(hint, slow) if p.startswith("slow: 2.50 s of the server's CPU")]
+    assert malformed.judge(analysis, slow) == []                    # an analysis may take longer
+    unknown_cpu = malformed.Outcome("OK", seconds=malformed.SLOW_SECONDS + 0.5)     # a server not ours
+    assert [p for p in malformed.judge(hint, unknown_cpu) if p.startswith("slow:")]
+    deadline = malformed.DEADLINE_SECONDS
+    hang = malformed.Outcome("DEADLINE_EXCEEDED", "Deadline Exceeded", seconds=deadline + 0.01, cpu_seconds=deadline,
+                             deadline=deadline)
+    assert malformed.judge(hint, hang) == [f"no answer within {deadline:g} s (the call's deadline)"]
+    assert malformed.SLOW_SECONDS + malformed.ANALYSIS_SECONDS < deadline   # a slow answer is measured, not cut
+
+
+def test_the_server_costs_are_read_from_proc():
+    costs = malformed.ServerCosts(os.getpid())
+    before, end = costs.cpu_seconds(), time.process_time() + 0.3
+    while time.process_time() < end:
+        pass
+    assert 0.25 <= costs.cpu_seconds() - before < 1.0
+    assert 10 < costs.peak_rss_mib() < 100_000
+    assert malformed.ServerCosts().cpu_seconds() is None and malformed.ServerCosts().busy()
 
 
 # --- the coverage-guided fuzzers ------------------------------------------------------------

@@ -29,16 +29,32 @@ closed), and methods that do not exist.
 
 `judge` names what is wrong with an answer (README, "The gRPC service"):
 a status the RPC does not document (never INTERNAL or UNKNOWN; UNIMPLEMENTED
-only for unknown methods; NOT_FOUND only for Check's unknown service;
-DEADLINE_EXCEEDED never: the deadline is generous), an INVALID_ARGUMENT
-without a google.rpc.BadRequest or with a violation whose field is empty or
-not a field of the request (the lenient decoding's `request` aside, and that
-only for bytes that do not decode), a RESOURCE_EXHAUSTED that is not one of
-the documented caps, an OK answer that does not decode.
+only for unknown methods; NOT_FOUND only for Check's unknown service), an
+INVALID_ARGUMENT without a google.rpc.BadRequest or with a violation whose
+field is empty or not a field of the request (the lenient decoding's `request`
+aside, and that only for bytes that do not decode), a RESOURCE_EXHAUSTED that
+is not one of the documented caps, an OK answer that does not decode; and a
+slow request: one that cost the server more than SLOW_SECONDS of CPU
+(AnalyzeGame: ANALYSIS_SECONDS more), or got no answer within the call's
+deadline (DEADLINE_SECONDS, a bit over the bound: a hang costs the run that,
+not minutes).
+
+What a request cost is the server's CPU time (all its threads, from
+/proc/<pid>/stat) between sending it and its answer: the request's own when it
+is the only one in flight (tests/test_fuzz.py, `bench/soak.py --jobs 1`). With
+several in flight each is billed the CPU of all of them meanwhile: an upper
+bound, so a slow request is never missed, but one that ran beside it may be
+named with it (`bench/soak.py --case I` sends one alone to tell them apart).
+Where the CPU cannot be read (a server not started here) the wall time stands
+in. A request that gets no answer while the server keeps working on it stops
+the run (`Tally.stopped`): what came after would be billed its CPU. The
+request after which the server's peak RSS passed SERVER_RSS_BOUND_MIB is a
+defect too.
 """
 from __future__ import annotations
 
 import math
+import os
 import random
 import re
 import signal
@@ -78,6 +94,17 @@ SERVER_FLAGS = ("--grace-seconds", str(GRACE_SECONDS), "--warm-presets", "classi
                 "--max-message-bytes", str(MAX_MESSAGE_BYTES))
 # after SIGTERM: the grace, a second for the answers to go out, three for grpcio (server/app.py), then some
 STOP_WITHIN = GRACE_SECONDS + 1 + 3 + 2
+# A request that costs the server more CPU than this is a defect (a slow input): twenty times the 0.1 s
+# the flags above let a search take, so that a busy machine never trips it. An analysis may take longer
+# by design (cut at twice its 1 s cap): ANALYSIS_SECONDS more.
+SLOW_SECONDS = 2.0
+ANALYSIS_SECONDS = 2.0
+# Each call's deadline: a bit over the bound, so that a request that hangs the server costs the run this
+# long, not minutes, and is a defect of its own ("no answer within").
+DEADLINE_SECONDS = SLOW_SECONDS + ANALYSIS_SECONDS + 1.0
+# The server's peak resident memory past which the request that took it there is a defect (4,000 of
+# these requests take it to 64 MiB, 100,000 under 100 MiB: docs/operations.md).
+SERVER_RSS_BOUND_MIB = 1024
 
 CORE = frozenset({"OK", "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED"})
 # What a RESOURCE_EXHAUSTED may say: grpcio's message size caps and its queue
@@ -95,14 +122,19 @@ class Rpc:
     response: type[Message] | None
     codes: frozenset[str] = CORE    # the documented status codes
     weight: int = 10                # its share of the cases
+    extra_seconds: float = 0.0      # what it may cost past SLOW_SECONDS
+
+    @property
+    def slow_bound(self) -> float:
+        return SLOW_SECONDS + self.extra_seconds
 
 
 def _rpc(service: str, name: str, shape: str, request: type[Message], response: type[Message] | None,
-         codes: frozenset[str] = CORE, weight: int = 10) -> Rpc:
+         codes: frozenset[str] = CORE, weight: int = 10, extra_seconds: float = 0.0) -> Rpc:
     short = service.rpartition(".")[2]                 # EngineService, Health
     if service.startswith("grpc.reflection."):
         short = service.split(".")[2] + "." + short    # v1.ServerReflection, v1alpha.ServerReflection
-    return Rpc(f"{short}/{name}", f"/{service}/{name}", shape, request, response, codes, weight)
+    return Rpc(f"{short}/{name}", f"/{service}/{name}", shape, request, response, codes, weight, extra_seconds)
 
 
 REFLECTION_REQUEST = reflection_pb2.ServerReflectionRequest
@@ -118,7 +150,7 @@ RPCS = (
     _rpc("cirulla.v1.RulesService", "ReplayRecord", "unary", rpb.ReplayRecordRequest, rpb.ReplayRecordResponse,
          weight=14),
     _rpc("cirulla.v1.AnalysisService", "AnalyzeGame", "server_stream", apb.AnalyzeGameRequest,
-         apb.AnalyzeGameResponse, weight=5),
+         apb.AnalyzeGameResponse, weight=5, extra_seconds=ANALYSIS_SECONDS),
     _rpc("grpc.health.v1.Health", "Check", "unary", health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse,
          CORE | {"NOT_FOUND"}, weight=6),
     _rpc("grpc.health.v1.Health", "Watch", "watch", health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse,
@@ -630,16 +662,63 @@ def wire_mutation(rng: random.Random, data: bytes, cls: type[Message]) -> tuple[
 
 # --- sending and judging ------------------------------------------------------------------------
 
+class ServerCosts:
+    """What the server process has spent so far, read from /proc (Linux): its CPU
+    time (user and system, all its threads) and its peak resident memory; None
+    where they cannot be read (a server not started here, not Linux)."""
+
+    def __init__(self, pid: int | None = None):
+        self.pid = pid
+
+    def cpu_seconds(self) -> float | None:
+        if self.pid is None:
+            return None
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                after_name = f.read().rpartition(")")[2].split()    # the name in parentheses may hold spaces
+        except OSError:
+            return None
+        utime, stime = int(after_name[11]), int(after_name[12])     # the 14th and 15th fields, in clock ticks
+        return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+    def peak_rss_mib(self) -> float | None:
+        return None if self.pid is None else rss_mib(self.pid, "VmHWM")
+
+    def busy(self, over: float = 0.5) -> bool:
+        """Whether the server still works (more than a tenth of a core over `over`
+        seconds), or cannot be told idle (its CPU is not known)."""
+        before = self.cpu_seconds()
+        time.sleep(over)
+        after = self.cpu_seconds()
+        return before is None or after is None or after - before > over / 10
+
+
 @dataclass
 class Outcome:
     code: str                       # the status code's name; a Watch we closed after its first answer: OK
     details: str = ""
     violations: list[tuple[str, str]] = field(default_factory=list)
     responses: list[bytes] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0            # the call's wall time
+    cpu_seconds: float | None = None    # the server's CPU time while the call was in flight (None: not known)
+    deadline: float = math.inf      # the call's, in seconds
+
+    @property
+    def timed_out(self) -> bool:
+        """No answer within the call's deadline (the server never says DEADLINE_EXCEEDED itself)."""
+        return self.code == "DEADLINE_EXCEEDED" and self.seconds >= self.deadline
+
+    @property
+    def cost(self) -> float:
+        """What judges a request slow: the server's CPU over the call; its wall time where that is not known."""
+        return self.seconds if self.cpu_seconds is None else self.cpu_seconds
+
+    def over(self, bound: float) -> bool:
+        return self.timed_out or self.cost > bound
 
     def describe(self) -> str:
-        text = f"{self.code} after {self.seconds * 1000:.0f} ms: {self.details[:300]!r}"
+        cpu = "" if self.cpu_seconds is None else f" ({self.cpu_seconds * 1000:.0f} ms of the server's CPU)"
+        text = f"{self.code} after {self.seconds * 1000:.0f} ms{cpu}: {self.details[:300]!r}"
         if self.violations:
             text += "; violations " + ", ".join(f"{f!r}: {d[:80]!r}" for f, d in self.violations[:5])
         return text
@@ -649,9 +728,24 @@ def _identity(b: bytes) -> bytes:
     return b
 
 
-def send(channel: grpc.Channel, case: Case, timeout: float) -> Outcome:
-    """Send the case's request; how the server answered."""
+def send(channel: grpc.Channel, case: Case, timeout: float = DEADLINE_SECONDS,
+         server: ServerCosts | None = None) -> Outcome:
+    """Send the case's request; how the server answered, how long it took and
+    the server's CPU meanwhile (exactly the request's own when it is the only
+    one in flight)."""
+    server = server or ServerCosts()
+    cpu_before = server.cpu_seconds()
     start = time.perf_counter()
+    outcome = _call(channel, case, timeout)
+    outcome.seconds = time.perf_counter() - start
+    cpu_after = server.cpu_seconds()
+    if cpu_before is not None and cpu_after is not None:
+        outcome.cpu_seconds = cpu_after - cpu_before
+    outcome.deadline = timeout
+    return outcome
+
+
+def _call(channel: grpc.Channel, case: Case, timeout: float) -> Outcome:
     responses: list[bytes] = []
     try:
         if case.rpc.shape == "unary":
@@ -674,9 +768,8 @@ def send(channel: grpc.Channel, case: Case, timeout: float) -> Outcome:
             responses.extend(call(iter(case.messages), timeout=timeout))
     except grpc.RpcError as e:
         code = e.code()
-        return Outcome(code.name if code else "None", e.details() or "", field_violations(e), responses,
-                       time.perf_counter() - start)
-    return Outcome("OK", "", [], responses, time.perf_counter() - start)
+        return Outcome(code.name if code else "None", e.details() or "", field_violations(e), responses)
+    return Outcome("OK", "", [], responses)
 
 
 def _decodes(cls: type[Message], data: bytes) -> bool:
@@ -691,7 +784,13 @@ def judge(case: Case, outcome: Outcome) -> list[str]:
     """What is wrong with the answer to a case (nothing: an empty list)."""
     rpc, code = case.rpc, outcome.code
     problems = []
-    if code not in rpc.codes:
+    if outcome.timed_out:
+        problems.append(f"no answer within {outcome.deadline:g} s (the call's deadline)")
+    elif outcome.over(rpc.slow_bound):
+        spent = "of the server's CPU" if outcome.cpu_seconds is not None else "(the server's CPU not known)"
+        problems.append(f"slow: {outcome.cost:.2f} s {spent}, more than the {rpc.slow_bound:g} s "
+                        f"{rpc.name} may cost")
+    if code not in rpc.codes and not outcome.timed_out:
         problems.append(f"status {code}, not one {rpc.name} documents ({', '.join(sorted(rpc.codes))})")
     if code == "INVALID_ARGUMENT":
         names = {f.name for f in rpc.request.DESCRIPTOR.fields}
@@ -724,38 +823,81 @@ def judge(case: Case, outcome: Outcome) -> list[str]:
 
 # --- a run -----------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Cost:
+    """A request's wall time and the server's CPU time meanwhile, and which request it was."""
+    seconds: float
+    cpu_seconds: float | None
+    case: str                       # seed S case I (RPC)
+
+    def describe(self) -> str:
+        cpu = "CPU not known" if self.cpu_seconds is None else f"{self.cpu_seconds * 1000:.0f} ms of CPU"
+        return f"{self.case}: {self.seconds * 1000:.0f} ms, {cpu}"
+
+
 @dataclass
 class Tally:
-    """The status counts per RPC, and the defects with their cases."""
+    """The status counts per RPC, the defects with their cases, what the
+    requests cost the server (`server`: its CPU and memory, where known)."""
+    server: ServerCosts = field(default_factory=ServerCosts)
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
     defects: list[tuple[Case, Outcome, list[str]]] = field(default_factory=list)
     requests: int = 0
-    slowest: tuple[float, str] = (0.0, "")
+    slowest: Cost | None = None     # the longest call
+    costliest: Cost | None = None   # the one the server spent the most CPU on
+    over_bound: int = 0             # requests slow or not answered within their deadline
+    peak_rss_mib: float | None = None
+    stopped: str = ""               # why the run stopped before its last case
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, case: Case, outcome: Outcome) -> list[str]:
         problems = judge(case, outcome)
+        label = f"seed {case.seed} case {case.index} ({case.rpc.name})"
+        cost = Cost(outcome.seconds, outcome.cpu_seconds, label)
+        rss = self.server.peak_rss_mib()
         with self._lock:
+            if rss is not None and rss > SERVER_RSS_BOUND_MIB >= (self.peak_rss_mib or 0):
+                problems.append(f"memory: the server's peak RSS reached {rss:.0f} MiB (bound "
+                                f"{SERVER_RSS_BOUND_MIB} MiB)")
+            self.peak_rss_mib = rss
             self.requests += 1
             self.counts[case.rpc.name, outcome.code] += 1
             if problems:
                 self.defects.append((case, outcome, problems))
-            if outcome.seconds > self.slowest[0]:
-                self.slowest = (outcome.seconds, f"seed {case.seed} case {case.index} ({case.rpc.name})")
+            if outcome.over(case.rpc.slow_bound):
+                self.over_bound += 1
+            if self.slowest is None or cost.seconds > self.slowest.seconds:
+                self.slowest = cost
+            if cost.cpu_seconds is not None and \
+                    (self.costliest is None or cost.cpu_seconds > (self.costliest.cpu_seconds or 0)):
+                self.costliest = cost
+        # a request the server still works on past its deadline: it would slow the next ones and
+        # be billed to them, and a few more would take the server down: no more requests
+        if outcome.timed_out and not self.stopped and self.server.busy():
+            self.stopped = f"stopped after {label}: the server still works on it past its deadline"
         return problems
 
     def report(self, defect: tuple[Case, Outcome, list[str]]) -> str:
         case, outcome, problems = defect
         return "; ".join(problems) + f"\n  answer: {outcome.describe()}\n" + case.describe()
 
+    def costs(self) -> str:
+        """The slowest request, the costliest, how many went over the bound: one line."""
+        slowest = self.slowest.describe() if self.slowest else "none"
+        costliest = self.costliest.describe() if self.costliest else "not known"
+        return (f"slowest: {slowest}; most CPU: {costliest}; {self.over_bound} over the bound "
+                f"({SLOW_SECONDS:g} s, AnalyzeGame {SLOW_SECONDS + ANALYSIS_SECONDS:g} s)")
+
 
 def run(channel: grpc.Channel, generator: Generator, indices: Iterable[int], tally: Tally, *,
-        timeout: float = 30.0, stop: Callable[[], bool] = lambda: False) -> None:
-    """Send the cases of these indices one after the other, adding each answer to the tally."""
+        timeout: float = DEADLINE_SECONDS, stop: Callable[[], bool] = lambda: False) -> None:
+    """Send the cases of these indices one after the other, adding each answer
+    to the tally (the server's CPU over each call is that call's own), until the
+    tally stops the run."""
     for case in generator.cases(indices):
-        if stop():
+        if stop() or tally.stopped:
             return
-        tally.add(case, send(channel, case, timeout))
+        tally.add(case, send(channel, case, timeout, tally.server))
 
 
 LOG_DEFECTS = re.compile(r"Traceback|\bERROR\b|\bCRITICAL\b|grpcio did not report")
@@ -766,12 +908,12 @@ def log_defects(lines: Iterable[str]) -> list[str]:
     return [line.rstrip() for line in lines if LOG_DEFECTS.search(line)]
 
 
-def rss_mib(pid: int) -> float | None:
-    """A process's resident memory in MiB (Linux), or None."""
+def rss_mib(pid: int, which: str = "VmRSS") -> float | None:
+    """A process's resident memory in MiB (Linux; VmHWM: its peak), or None."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(f"{which}:"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
