@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import random
 import re
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,7 @@ from cirulla.server.errors import BadRequest
 from cirulla.solver import record
 from cirulla.solver.errors import RecordError
 from cirulla.v1 import engine_service_pb2 as epb
+from cirulla.v1 import game_pb2 as pb
 from server_support import choice_position, view_msg
 
 SEED = int(os.environ.get("CIRULLA_FUZZ_SEED", "20261130"))
@@ -120,6 +123,59 @@ def test_the_server_costs_are_read_from_proc():
     assert 0.25 <= costs.cpu_seconds() - before < 1.0
     assert 10 < costs.peak_rss_mib() < 100_000
     assert malformed.ServerCosts().cpu_seconds() is None and malformed.ServerCosts().busy()
+
+
+def _hint_with_deals() -> epb.GetHintRequest:
+    """A valid GetHint whose view's history holds the most deals."""
+    generator = malformed.Generator(SEED)
+    views = [pb.SeatView.FromString(v) for v in generator.views]
+    view = max(views, key=lambda v: sum(e.WhichOneof("kind") == "deal" for e in v.history))
+    return epb.GetHintRequest(view=view, budget=epb.Budget(iterations=20), seed=3)
+
+
+def _deal_rounds(data: bytes) -> set[int]:
+    """The rounds of the deals in the view's history that hold cards (deals of the real history)."""
+    view = epb.GetHintRequest.FromString(data).view
+    return {e.deal.round for e in view.history if e.WhichOneof("kind") == "deal" and e.deal.hands}
+
+
+TRIES = 1500
+
+
+def test_every_integer_field_gets_the_extremes_of_its_type():
+    """Each integer field set in a request, however deep, is as likely to be set
+    to an extreme of its type (a deal's round at 2^30 hung the server)."""
+    valid = _hint_with_deals()
+    present = {re.sub(r"\[\d+\]", "", where) for _, _, where in malformed._int_fields(random.Random(0), valid)}
+    hits: Counter[str] = Counter()
+    values: set[int] = set()
+    rounds: set[int] = set()
+    for i in range(TRIES):
+        request = epb.GetHintRequest()
+        request.CopyFrom(valid)
+        done = malformed.set_extreme(random.Random(i), request)
+        where, _, value = done.partition(" = ")
+        hits[re.sub(r"\[\d+\]", "", where)] += 1
+        values.add(int(value))
+        rounds |= _deal_rounds(request.SerializeToString())
+    assert set(hits) == present, present - set(hits)
+    assert min(hits.values()) > TRIES / len(present) / 2, hits            # a fair share each
+    assert values == set(malformed.EXTREMES)          # seed: uint64; budget.iterations: int64; the rest: int32
+    assert {2**30, 2**31 - 1, -2**31} <= rounds
+
+
+def test_every_integer_field_gets_the_extremes_of_its_type_on_the_wire():
+    valid = _hint_with_deals().SerializeToString()
+    paths = {name for _, name, _ in malformed._int_paths(epb.GetHintRequest.DESCRIPTOR)}
+    assert {"view.round", "view.history.deal.round", "budget.iterations", "seed"} <= paths
+    named: set[str] = set()
+    rounds: set[int] = set()
+    for i in range(TRIES):
+        data, done = malformed.wire_extreme(random.Random(i), valid, epb.GetHintRequest)
+        named.add(done.partition(" = ")[0])
+        rounds |= _deal_rounds(data)
+    assert named == paths, paths - named
+    assert {2**30, 2**31 - 1, -2**31} <= rounds                 # merged into the deals already there
 
 
 # --- the coverage-guided fuzzers ------------------------------------------------------------

@@ -16,10 +16,14 @@ presets), then knocked out of shape:
 - structurally, through the message's descriptor (any RPC's request, any
   depth): scalars set to out-of-range numbers, unknown enum numbers, bad
   cards, huge strings, repeated fields emptied, reordered or blown up to tens
-  of thousands of elements, sub-messages cleared, oneofs switched;
+  of thousands of elements, sub-messages cleared, oneofs switched; and a
+  quarter of the time an integer field, each as likely however deep, set to
+  an extreme of its type (EXTREMES: 0, -1, 2^30, 2^31-1, -2^31, 2^32-1,
+  2^63-1, -2^63, 2^64-1, those that fit);
 - on the wire: truncated, bytes flipped or spliced, fields of the wrong wire
   type, strings that are not UTF-8, deeply nested groups, lengths past the
-  end, overlong varints, invalid tags;
+  end, overlong varints, invalid tags, integer fields at the extremes of their
+  types merged into the messages already there (a deal of the history);
 - or replaced: random bytes, another RPC's request, nothing at all.
 Every RPC gets them: EngineService (GetHint, StreamHint, ChooseMove,
 GetEngineInfo), RulesService (ListLegalMoves, ReplayRecord), AnalysisService
@@ -53,6 +57,7 @@ defect too.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import random
@@ -61,12 +66,12 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import grpc
 from google.protobuf import text_format
-from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
@@ -176,7 +181,18 @@ NAMES = ["", "classic", "online", "relaxed", "extended", "cirullone", "five", "C
 INT32 = [0, 1, -1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 20, 35, 36, 39, 40, 41, 51, 52, 100, 101, 301, 302, 1000, 60_000,
          60_001, 1 << 15, 2**31 - 1, -2**31]
 INT64 = [*INT32, 2000, 2001, 5_000_000, 5_000_001, 2**32, 2**62, 2**63 - 1, -2**63]
+UINT32 = [0, 1, 7, 2**31, 2**32 - 1]
 UINT64 = [0, 1, 7, 2**31, 2**32, 2**63, 2**64 - 1]
+# The edges of the integer types: each integer field gets those of its own type (EXTREME_SHARE of the
+# structural mutations, and on the wire). A deal's round at 2^30 in a view's history hung the server.
+EXTREMES = (0, -1, 2**30, 2**31 - 1, -2**31, 2**32 - 1, 2**63 - 1, -2**63, 2**64 - 1)
+_INT32, _INT64 = (-2**31, 2**31 - 1), (-2**63, 2**63 - 1)
+INT_RANGES = {FieldDescriptor.TYPE_INT32: _INT32, FieldDescriptor.TYPE_SINT32: _INT32,
+              FieldDescriptor.TYPE_SFIXED32: _INT32, FieldDescriptor.TYPE_INT64: _INT64,
+              FieldDescriptor.TYPE_SINT64: _INT64, FieldDescriptor.TYPE_SFIXED64: _INT64,
+              FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1), FieldDescriptor.TYPE_FIXED32: (0, 2**32 - 1),
+              FieldDescriptor.TYPE_UINT64: (0, 2**64 - 1), FieldDescriptor.TYPE_FIXED64: (0, 2**64 - 1)}
+EXTREME_SHARE = 0.25
 DOUBLES = [0.0, -0.0, 1.5, -1.0, 1e308, -1e308, math.inf, -math.inf, math.nan, 5e-324]
 CARD_FIELDS = {"hand", "table", "cards", "captured", "declared", "declared_second", "leftover", "card"}
 SERVICES = ["", "cirulla.v1.EngineService", "cirulla.v1.RulesService", "cirulla.v1.AnalysisService",
@@ -449,16 +465,62 @@ def weird(rng: random.Random, f: FieldDescriptor, current: object = None) -> obj
         return rng.choice([*numbers, max(numbers) + 1, 99, -1, 2**31 - 1, -2**31])
     if t in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
         return rng.choice(DOUBLES)
-    if t in (FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64):
-        return rng.choice(UINT64)
-    if t in (FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_FIXED32):
-        return rng.choice([0, 1, 2**31, 2**32 - 1])
-    pool = INT64 if t in (FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_SFIXED64) \
-        else INT32
-    if isinstance(current, int) and rng.random() < 0.3:       # near the right value: off by a little
-        low, high = (-2**63, 2**63 - 1) if pool is INT64 else (-2**31, 2**31 - 1)
+    low, high = INT_RANGES[t]
+    r = rng.random()
+    if r < 0.3:
+        return rng.choice(extremes(f))
+    if isinstance(current, int) and r < 0.5:                # near the right value: off by a little
         return min(max(current + rng.choice((-2, -1, 1, 2)), low), high)
-    return rng.choice(pool)
+    if low == 0:
+        return rng.choice(UINT64 if high > 2**32 else UINT32)
+    return rng.choice(INT64 if high > 2**31 else INT32)
+
+
+def extremes(f: FieldDescriptor) -> list[int]:
+    """The EXTREMES that fit the integer field's type."""
+    low, high = INT_RANGES[f.type]
+    return [v for v in EXTREMES if low <= v <= high]
+
+
+def _int_fields(rng: random.Random, msg: Message, path: str = "") -> Iterator[tuple[Message, FieldDescriptor, str]]:
+    """The integer fields of the message and of the messages set in it, with their paths."""
+    for f in msg.DESCRIPTOR.fields:
+        where = _join(path, f.name)
+        if f.message_type is not None:
+            if f.message_type.GetOptions().map_entry:
+                continue
+            if _repeated(f):
+                items = getattr(msg, f.name)
+                for i in sorted(rng.sample(range(len(items)), min(len(items), 16))):   # a blown-up one: a few
+                    yield from _int_fields(rng, items[i], f"{where}[{i}]")
+            elif msg.HasField(f.name):
+                yield from _int_fields(rng, getattr(msg, f.name), where)
+        elif f.type in INT_RANGES:
+            yield msg, f, where
+
+
+def set_extreme(rng: random.Random, msg: Message) -> str | None:
+    """Set an integer field somewhere in the message to an extreme of its type
+    (each field as likely, however deep or often it occurs); what was done, or
+    None if the message has no integer field."""
+    fields: dict[str, list[tuple[Message, FieldDescriptor, str]]] = {}
+    for parent, f, where in _int_fields(rng, msg):
+        fields.setdefault(re.sub(r"\[\d+\]", "", where), []).append((parent, f, where))
+    if not fields:
+        return None
+    parent, f, where = rng.choice(rng.choice(list(fields.values())))
+    value = rng.choice(extremes(f))
+    if _repeated(f):
+        items = getattr(parent, f.name)
+        i = rng.randrange(len(items)) if items and rng.random() < 0.7 else len(items)
+        if i < len(items):
+            items[i] = value
+        else:
+            items.append(value)
+        where = f"{where}[{i}]"
+    else:
+        setattr(parent, f.name, value)
+    return f"{where} = {value}"
 
 
 def _blowup(rng: random.Random) -> int:
@@ -467,6 +529,10 @@ def _blowup(rng: random.Random) -> int:
 
 def mutate(rng: random.Random, msg: Message) -> str:
     """Knock one field of the message out of shape; what was done."""
+    if rng.random() < EXTREME_SHARE:
+        done = set_extreme(rng, msg)
+        if done:
+            return done
     parent, f, where = _slot(rng, msg)
     if f is None:                       # a message without fields (GetEngineInfoRequest)
         return "nothing to change"
@@ -567,13 +633,97 @@ def tag(number: int, wire: int) -> bytes:
 def _value(rng: random.Random, wire: int) -> bytes:
     """A well-formed payload of a wire type."""
     if wire == VARINT:
-        return varint(rng.choice((0, 1, 2**31, 2**64 - 1)))
-    if wire == I64:
-        return rng.randbytes(8)
-    if wire == I32:
-        return rng.randbytes(4)
+        return varint(rng.choice((1, 2, *EXTREMES)))
+    if wire in (I64, I32):
+        size = 8 if wire == I64 else 4
+        if rng.random() < 0.5:
+            return rng.randbytes(size)
+        return (rng.choice(EXTREMES) % 2 ** (8 * size)).to_bytes(size, "little")
     data = rng.randbytes(rng.randrange(12))
     return varint(len(data)) + data
+
+
+def _encoded(f: FieldDescriptor, value: int) -> bytes:
+    """An integer field set to the value, as protobuf writes it (a negative int32: ten bytes)."""
+    if f.type in (FieldDescriptor.TYPE_SINT32, FieldDescriptor.TYPE_SINT64):
+        return tag(f.number, VARINT) + varint(2 * value if value >= 0 else -2 * value - 1)     # zigzag
+    wire = _WIRE.get(f.type, VARINT)
+    if wire == VARINT:
+        return tag(f.number, VARINT) + varint(value)
+    size = 8 if wire == I64 else 4
+    return tag(f.number, wire) + (value % 2 ** (8 * size)).to_bytes(size, "little")
+
+
+@functools.cache
+def _int_paths(descriptor: Descriptor) -> tuple[tuple[tuple[int, ...], str, FieldDescriptor], ...]:
+    """Every integer field the message type can hold, at any depth (a message
+    type once on a path): the field numbers of the messages on its path, its
+    dotted name, the field."""
+    def walk(d: Descriptor, numbers: tuple[int, ...], names: str, seen: frozenset[str]):
+        for f in d.fields:
+            if f.message_type is not None:
+                if f.message_type.full_name not in seen and not f.message_type.GetOptions().map_entry:
+                    yield from walk(f.message_type, (*numbers, f.number), _join(names, f.name),
+                                    seen | {f.message_type.full_name})
+            elif f.type in INT_RANGES:
+                yield numbers, _join(names, f.name), f
+    return tuple(walk(descriptor, (), "", frozenset({descriptor.full_name})))
+
+
+def _read_varint(data: bytes, i: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        b = data[i]                     # IndexError past the end
+        n |= (b & 0x7F) << shift
+        i, shift = i + 1, shift + 7
+        if b < 0x80:
+            return n, i
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def _fields(data: bytes) -> list[tuple[int, int, int, int, int]]:
+    """The top-level fields of a serialized message: number, wire type, where the
+    field starts, where its value starts, where it ends. ValueError or IndexError
+    if they do not parse (groups are left to the other mutations)."""
+    out, i = [], 0
+    while i < len(data):
+        start = i
+        key, i = _read_varint(data, i)
+        number, wire = key >> 3, key & 7
+        value_start = i
+        if wire == VARINT:
+            _, i = _read_varint(data, i)
+        elif wire in (I64, I32):
+            i += 8 if wire == I64 else 4
+        elif wire == LEN:
+            length, value_start = _read_varint(data, i)
+            i = value_start + length
+        else:
+            raise ValueError(f"wire type {wire}")
+        if i > len(data):
+            raise ValueError("past the end")
+        out.append((number, wire, start, value_start, i))
+    return out
+
+
+def _merge_into(rng: random.Random, data: bytes, numbers: tuple[int, ...], fields: bytes) -> bytes | None:
+    """The serialized message with `fields` merged into one of the messages at
+    the end of the path that it already holds (one at random: e.g. a deal of the
+    history, not a new event), or None if it holds none."""
+    if not numbers:
+        return data + fields            # of a field given twice, the last counts
+    try:
+        spans = [(start, value_start, end) for number, wire, start, value_start, end in _fields(data)
+                 if number == numbers[0] and wire == LEN]
+    except (ValueError, IndexError):
+        return None
+    rng.shuffle(spans)
+    for start, value_start, end in spans:
+        inner = _merge_into(rng, data[value_start:end], numbers[1:], fields)
+        if inner is not None:
+            return data[:start] + tag(numbers[0], LEN) + varint(len(inner)) + inner + data[end:]
+    return None
 
 
 def _path(rng: random.Random, cls: type[Message]) -> tuple[list[int], list[str], object]:
@@ -600,10 +750,26 @@ def _wrap(numbers: list[int], inner: bytes) -> bytes:
     return inner
 
 
+def wire_extreme(rng: random.Random, data: bytes, cls: type[Message]) -> tuple[bytes, str]:
+    """An integer field the request can hold (each as likely, however deep) set
+    on the wire to an extreme of its type: most often in a message already there
+    (a deal of the history), else in new ones; what was done."""
+    numbers, name, f = rng.choice(_int_paths(cls.DESCRIPTOR))
+    value = rng.choice(extremes(f))
+    fields = _encoded(f, value)
+    merged = _merge_into(rng, data, numbers, fields) if rng.random() < 0.8 else None
+    if merged is not None:
+        return merged, f"{name} = {value} on the wire"
+    return data + _wrap(list(numbers), fields), f"{name} = {value} on the wire, in new messages"
+
+
 def wire_mutation(rng: random.Random, data: bytes, cls: type[Message]) -> tuple[bytes, str]:
     """The serialized request knocked out of shape on the wire; what was done."""
     op = rng.choice(("truncate", "truncate", "flip", "splice", "cut", "wrong_wire_type", "wrong_wire_type",
-                     "not_utf8", "deep_groups", "length_past_end", "long_varint", "bad_tag", "unknown_fields"))
+                     "not_utf8", "deep_groups", "length_past_end", "long_varint", "bad_tag", "unknown_fields",
+                     "extreme", "extreme"))
+    if op == "extreme" and _int_paths(cls.DESCRIPTOR):
+        return wire_extreme(rng, data, cls)
     if op == "truncate" and data:
         k = rng.randrange(len(data))
         return data[:k], f"truncated to {k} of {len(data)} bytes"
