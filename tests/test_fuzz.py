@@ -3,18 +3,24 @@
 - Malformed requests to every RPC of a real `cirulla-server` child process on
   a free loopback port (tests/fuzz/malformed.py builds and judges them): each
   answer a status the RPC documents, every INVALID_ARGUMENT naming its
-  fields, never INTERNAL or UNKNOWN; then the server still answers a good
-  request, its log shows no failure, and it stops on SIGTERM within its grace
-  (the log says "stopped", exit 0). The seed is fixed (CIRULLA_FUZZ_SEED picks
-  another, CIRULLA_FUZZ_REQUESTS another count); a failure prints the seed,
-  the case and the request, and `python bench/soak.py --seed S --case I`
-  sends that request again.
+  fields, never INTERNAL or UNKNOWN, none costing the server more than
+  malformed.SLOW_SECONDS of CPU or left unanswered within the call's deadline
+  (malformed.DEADLINE_SECONDS: a hang costs the run that, and ends it); then
+  the server still answers a good request, its log shows no failure, and it
+  stops on SIGTERM within its grace (the log says "stopped", exit 0). The seed
+  is fixed (CIRULLA_FUZZ_SEED picks another, CIRULLA_FUZZ_REQUESTS another
+  count); a failure prints the seed, the case and the request, and `python
+  bench/soak.py --seed S --case I` sends that request again. The slowest
+  request and the costliest in CPU are printed (-s) and recorded as the
+  test's property `costs` (--junitxml).
 - The coverage-guided fuzzers of the view and record decoders
   (tests/fuzz/fuzz_view.py, fuzz_record.py: atheris) for FUZZ_SECONDS each, at
   the same time, over the committed corpus (tests/fuzz/corpus/), their finds
-  written to a temporary folder: a crash fails the test with libFuzzer's
-  report. atheris is in the `test` extra on Linux (where it has wheels);
-  without it these tests skip, unless CIRULLA_REQUIRE_ATHERIS=1 (CI sets it).
+  written to a temporary folder: a crash, or an input that takes longer than
+  FUZZ_TIMEOUT_SECONDS or takes the process past FUZZ_RSS_LIMIT_MB, fails the
+  test with libFuzzer's report (with the Python traceback). atheris is in the
+  `test` extra on Linux (where it has wheels); without it these tests skip,
+  unless CIRULLA_REQUIRE_ATHERIS=1 (CI sets it).
 - The defects fuzzing found, one regression test each.
 
 bench/soak.py runs the same requests by the hundred thousand.
@@ -46,6 +52,10 @@ from server_support import choice_position, view_msg
 SEED = int(os.environ.get("CIRULLA_FUZZ_SEED", "20261130"))
 REQUESTS = int(os.environ.get("CIRULLA_FUZZ_REQUESTS", "4000"))
 FUZZ_SECONDS = 20
+# libFuzzer's limits, past which an input is a finding: the targets decode a view or a record through the
+# server's own code, at most 42 ms an input of the corpus, and a run of both peaks at 112 MB
+FUZZ_TIMEOUT_SECONDS = 5
+FUZZ_RSS_LIMIT_MB = 1024
 FUZZ = Path(__file__).resolve().parent / "fuzz"
 
 
@@ -200,13 +210,14 @@ def fuzzer_runs(tmp_path_factory):
         (work / "new").mkdir()
         procs[name] = subprocess.Popen(
             [sys.executable, str(FUZZ / f"fuzz_{name}.py"), str(work / "new"), str(FUZZ / "corpus" / name),
-             f"-max_total_time={FUZZ_SECONDS}", "-seed=1", "-timeout=60", "-rss_limit_mb=2048",
+             f"-max_total_time={FUZZ_SECONDS}", "-seed=1", f"-timeout={FUZZ_TIMEOUT_SECONDS}",
+             f"-rss_limit_mb={FUZZ_RSS_LIMIT_MB}",
              "-print_final_stats=1", f"-artifact_prefix={work}/"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=work)
     runs = {}
     for name, proc in procs.items():
         try:
-            output, _ = proc.communicate(timeout=FUZZ_SECONDS + 240)
+            output, _ = proc.communicate(timeout=FUZZ_SECONDS + 60)
         except subprocess.TimeoutExpired:
             proc.kill()
             output, _ = proc.communicate()
@@ -220,7 +231,9 @@ def test_the_coverage_guided_fuzzer_finds_nothing(fuzzer_runs, name):
     status, output = fuzzer_runs[name]
     lines = [line for line in output.splitlines() if not line.startswith("INFO: Instrumenting")]
     tail = "\n".join(lines[-80:])
-    assert status == 0, f"fuzz_{name}.py found a crash (exit {status}); libFuzzer's report:\n{tail}"
+    found = re.search(r"ERROR: libFuzzer: (.*)", output)       # a timeout, out-of-memory, a deadly signal
+    what = found.group(1) if found else "a crash"
+    assert status == 0, f"fuzz_{name}.py found an input: {what} (exit {status}); libFuzzer's report:\n{tail}"
     runs = re.search(r"Done (\d+) runs", output)
     assert runs and int(runs.group(1)) > 100, tail
     corpus = len(list((FUZZ / "corpus" / name).iterdir()))
