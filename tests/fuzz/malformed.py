@@ -50,8 +50,9 @@ several in flight each is billed the CPU of all of them meanwhile: an upper
 bound, so a slow request is never missed, but one that ran beside it may be
 named with it (`bench/soak.py --case I` sends one alone to tell them apart).
 Where the CPU cannot be read (a server not started here) the wall time stands
-in. A request that gets no answer while the server keeps working on it stops
-the run (`Tally.stopped`): what came after would be billed its CPU. The
+in. A request that gets no answer while the server keeps working on it (or
+any, where the server's CPU is not known) stops the run (`Tally.stopped`):
+what came after would be billed its CPU. The
 request after which the server's peak RSS passed SERVER_RSS_BOUND_MIB is a
 defect too.
 """
