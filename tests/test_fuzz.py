@@ -125,6 +125,21 @@ def test_a_slow_answer_or_none_is_a_defect():
     assert malformed.SLOW_SECONDS + malformed.ANALYSIS_SECONDS < deadline   # a slow answer is measured, not cut
 
 
+class _HungryServer(malformed.ServerCosts):
+    def peak_rss_mib(self) -> float:
+        return malformed.SERVER_RSS_BOUND_MIB + 1.0
+
+
+def test_the_request_that_takes_the_server_past_its_memory_bound_is_a_defect():
+    tally = malformed.Tally(_HungryServer())
+    fast = malformed.Outcome("OK", seconds=0.01, cpu_seconds=0.01)
+    first = tally.add(_case("RulesService/ReplayRecord"), fast)
+    assert first == [f"memory: the server's peak RSS reached {malformed.SERVER_RSS_BOUND_MIB + 1} MiB "
+                     f"(bound {malformed.SERVER_RSS_BOUND_MIB} MiB)"]
+    assert tally.add(_case("RulesService/ReplayRecord"), fast) == []         # that one only
+    assert len(tally.defects) == 1
+
+
 def test_the_server_costs_are_read_from_proc():
     costs = malformed.ServerCosts(os.getpid())
     before, end = costs.cpu_seconds(), time.process_time() + 0.3

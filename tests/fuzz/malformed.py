@@ -52,9 +52,8 @@ named with it (`bench/soak.py --case I` sends one alone to tell them apart).
 Where the CPU cannot be read (a server not started here) the wall time stands
 in. A request that gets no answer while the server keeps working on it (or
 any, where the server's CPU is not known) stops the run (`Tally.stopped`):
-what came after would be billed its CPU. The
-request after which the server's peak RSS passed SERVER_RSS_BOUND_MIB is a
-defect too.
+what came after would be billed its CPU. The request after which the server's
+peak RSS passed SERVER_RSS_BOUND_MIB is a defect too.
 """
 from __future__ import annotations
 
@@ -855,9 +854,11 @@ class ServerCosts:
         """Whether the server still works (more than a tenth of a core over `over`
         seconds), or cannot be told idle (its CPU is not known)."""
         before = self.cpu_seconds()
+        if before is None:
+            return True
         time.sleep(over)
         after = self.cpu_seconds()
-        return before is None or after is None or after - before > over / 10
+        return after is None or after - before > over / 10
 
 
 @dataclass
@@ -1023,10 +1024,11 @@ class Tally:
         cost = Cost(outcome.seconds, outcome.cpu_seconds, label)
         rss = self.server.peak_rss_mib()
         with self._lock:
-            if rss is not None and rss > SERVER_RSS_BOUND_MIB >= (self.peak_rss_mib or 0):
-                problems.append(f"memory: the server's peak RSS reached {rss:.0f} MiB (bound "
-                                f"{SERVER_RSS_BOUND_MIB} MiB)")
-            self.peak_rss_mib = rss
+            if rss is not None:
+                if rss > SERVER_RSS_BOUND_MIB >= (self.peak_rss_mib or 0):      # the request that crossed it
+                    problems.append(f"memory: the server's peak RSS reached {rss:.0f} MiB (bound "
+                                    f"{SERVER_RSS_BOUND_MIB} MiB)")
+                self.peak_rss_mib = max(rss, self.peak_rss_mib or 0)
             self.requests += 1
             self.counts[case.rpc.name, outcome.code] += 1
             if problems:
