@@ -12,17 +12,19 @@ server does with one:
 - `record.from_proto` alone too (the command line's path: RecordError only),
   whatever check_record said.
 A record that replays must replay again from `record.to_proto` of its match.
-Any other exception is a finding. Bytes that are not a Record at all
+Any other exception is a finding, and so is an input slower than `-timeout` or
+taking the process past `-rss_limit_mb` (libFuzzer's). Bytes that are not a Record at all
 (DecodeError) are skipped: the server's lenient decoding answers them first.
 
 Half of the mutations of a binary record are structural (`fuzz/malformed.py`'s
 `mutate`), half libFuzzer's own on the bytes. Only cirulla.* is instrumented.
 
-    python tests/fuzz/fuzz_record.py NEW tests/fuzz/corpus/record -max_total_time=300
+    python tests/fuzz/fuzz_record.py NEW tests/fuzz/corpus/record -max_total_time=300 -timeout=5
     python tests/fuzz/fuzz_record.py -merge=1 tests/fuzz/corpus/record NEW
-    python tests/fuzz/fuzz_record.py crash-<sha1>                        # replay one input
+    python tests/fuzz/fuzz_record.py crash-<sha1>                        # replay one input (or timeout-, oom-)
 
-tests/test_fuzz.py runs it for a few seconds over the committed corpus.
+tests/test_fuzz.py runs it for a few seconds over the committed corpus, with
+the limits FUZZ_TIMEOUT_SECONDS and FUZZ_RSS_LIMIT_MB.
 """
 from __future__ import annotations
 

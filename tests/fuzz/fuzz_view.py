@@ -4,8 +4,10 @@ cirulla.v1.SeatView -> what the server does with a request's view
 then the legal moves).
 
 A finding is any exception but BadRequest (bad input, named field by field),
-or a view the server completes that it then refuses when it comes back (a
-client sends back the view a hint answered with). Bytes that are not a
+a view the server completes that it then refuses when it comes back (a
+client sends back the view a hint answered with), or an input slower than
+`-timeout` or taking the process past `-rss_limit_mb` (libFuzzer's: a view of
+the corpus takes milliseconds; a deal's round at 2^31-1 took minutes). Bytes that are not a
 SeatView at all (DecodeError) are skipped: the server's lenient decoding
 answers them before any of this runs (tests/test_fuzz.py checks that).
 
@@ -14,11 +16,12 @@ the message's descriptor: bad cards, out-of-range numbers, unknown enum
 numbers, fields dropped or repeated), half libFuzzer's own on the bytes.
 Only the project's modules (cirulla.*) are instrumented.
 
-    python tests/fuzz/fuzz_view.py NEW tests/fuzz/corpus/view -max_total_time=300   # finds go to NEW/
+    python tests/fuzz/fuzz_view.py NEW tests/fuzz/corpus/view -max_total_time=300 -timeout=5   # finds go to NEW/
     python tests/fuzz/fuzz_view.py -merge=1 tests/fuzz/corpus/view NEW   # keep those that add coverage
-    python tests/fuzz/fuzz_view.py crash-<sha1>                          # replay one input
+    python tests/fuzz/fuzz_view.py crash-<sha1>                          # replay one input (or timeout-, oom-)
 
-tests/test_fuzz.py runs it for a few seconds over the committed corpus.
+tests/test_fuzz.py runs it for a few seconds over the committed corpus, with
+the limits FUZZ_TIMEOUT_SECONDS and FUZZ_RSS_LIMIT_MB.
 """
 from __future__ import annotations
 

@@ -16,10 +16,14 @@ presets), then knocked out of shape:
 - structurally, through the message's descriptor (any RPC's request, any
   depth): scalars set to out-of-range numbers, unknown enum numbers, bad
   cards, huge strings, repeated fields emptied, reordered or blown up to tens
-  of thousands of elements, sub-messages cleared, oneofs switched;
+  of thousands of elements, sub-messages cleared, oneofs switched; and a
+  quarter of the time an integer field, each as likely however deep, set to
+  an extreme of its type (EXTREMES: 0, -1, 2^30, 2^31-1, -2^31, 2^32-1,
+  2^63-1, -2^63, 2^64-1, those that fit);
 - on the wire: truncated, bytes flipped or spliced, fields of the wrong wire
   type, strings that are not UTF-8, deeply nested groups, lengths past the
-  end, overlong varints, invalid tags;
+  end, overlong varints, invalid tags, integer fields at the extremes of their
+  types merged into the messages already there (a deal of the history);
 - or replaced: random bytes, another RPC's request, nothing at all.
 Every RPC gets them: EngineService (GetHint, StreamHint, ChooseMove,
 GetEngineInfo), RulesService (ListLegalMoves, ReplayRecord), AnalysisService
@@ -29,28 +33,45 @@ closed), and methods that do not exist.
 
 `judge` names what is wrong with an answer (README, "The gRPC service"):
 a status the RPC does not document (never INTERNAL or UNKNOWN; UNIMPLEMENTED
-only for unknown methods; NOT_FOUND only for Check's unknown service;
-DEADLINE_EXCEEDED never: the deadline is generous), an INVALID_ARGUMENT
-without a google.rpc.BadRequest or with a violation whose field is empty or
-not a field of the request (the lenient decoding's `request` aside, and that
-only for bytes that do not decode), a RESOURCE_EXHAUSTED that is not one of
-the documented caps, an OK answer that does not decode.
+only for unknown methods; NOT_FOUND only for Check's unknown service), an
+INVALID_ARGUMENT without a google.rpc.BadRequest or with a violation whose
+field is empty or not a field of the request (the lenient decoding's `request`
+aside, and that only for bytes that do not decode), a RESOURCE_EXHAUSTED that
+is not one of the documented caps, an OK answer that does not decode; and a
+slow request: one that cost the server more than SLOW_SECONDS of CPU
+(AnalyzeGame: ANALYSIS_SECONDS more), or got no answer within the call's
+deadline (DEADLINE_SECONDS, a bit over the bound: a hang costs the run that,
+not minutes).
+
+What a request cost is the server's CPU time (all its threads, from
+/proc/<pid>/stat) between sending it and its answer: the request's own when it
+is the only one in flight (tests/test_fuzz.py, `bench/soak.py --jobs 1`). With
+several in flight each is billed the CPU of all of them meanwhile: an upper
+bound, so a slow request is never missed, but one that ran beside it may be
+named with it (`bench/soak.py --case I` sends one alone to tell them apart).
+Where the CPU cannot be read (a server not started here) the wall time stands
+in. A request that gets no answer while the server keeps working on it (or
+any, where the server's CPU is not known) stops the run (`Tally.stopped`):
+what came after would be billed its CPU. The request after which the server's
+peak RSS passed SERVER_RSS_BOUND_MIB is a defect too.
 """
 from __future__ import annotations
 
+import functools
 import math
+import os
 import random
 import re
 import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import grpc
 from google.protobuf import text_format
-from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
@@ -78,6 +99,17 @@ SERVER_FLAGS = ("--grace-seconds", str(GRACE_SECONDS), "--warm-presets", "classi
                 "--max-message-bytes", str(MAX_MESSAGE_BYTES))
 # after SIGTERM: the grace, a second for the answers to go out, three for grpcio (server/app.py), then some
 STOP_WITHIN = GRACE_SECONDS + 1 + 3 + 2
+# A request that costs the server more CPU than this is a defect (a slow input): twenty times the 0.1 s
+# the flags above let a search take, so that a busy machine never trips it. An analysis may take longer
+# by design (cut at twice its 1 s cap): ANALYSIS_SECONDS more.
+SLOW_SECONDS = 2.0
+ANALYSIS_SECONDS = 2.0
+# Each call's deadline: a bit over the bound, so that a request that hangs the server costs the run this
+# long, not minutes, and is a defect of its own ("no answer within").
+DEADLINE_SECONDS = SLOW_SECONDS + ANALYSIS_SECONDS + 1.0
+# The server's peak resident memory past which the request that took it there is a defect (4,000 of
+# these requests take it to 64 MiB, 100,000 under 100 MiB: docs/operations.md).
+SERVER_RSS_BOUND_MIB = 1024
 
 CORE = frozenset({"OK", "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED"})
 # What a RESOURCE_EXHAUSTED may say: grpcio's message size caps and its queue
@@ -95,14 +127,19 @@ class Rpc:
     response: type[Message] | None
     codes: frozenset[str] = CORE    # the documented status codes
     weight: int = 10                # its share of the cases
+    extra_seconds: float = 0.0      # what it may cost past SLOW_SECONDS
+
+    @property
+    def slow_bound(self) -> float:
+        return SLOW_SECONDS + self.extra_seconds
 
 
 def _rpc(service: str, name: str, shape: str, request: type[Message], response: type[Message] | None,
-         codes: frozenset[str] = CORE, weight: int = 10) -> Rpc:
+         codes: frozenset[str] = CORE, weight: int = 10, extra_seconds: float = 0.0) -> Rpc:
     short = service.rpartition(".")[2]                 # EngineService, Health
     if service.startswith("grpc.reflection."):
         short = service.split(".")[2] + "." + short    # v1.ServerReflection, v1alpha.ServerReflection
-    return Rpc(f"{short}/{name}", f"/{service}/{name}", shape, request, response, codes, weight)
+    return Rpc(f"{short}/{name}", f"/{service}/{name}", shape, request, response, codes, weight, extra_seconds)
 
 
 REFLECTION_REQUEST = reflection_pb2.ServerReflectionRequest
@@ -118,7 +155,7 @@ RPCS = (
     _rpc("cirulla.v1.RulesService", "ReplayRecord", "unary", rpb.ReplayRecordRequest, rpb.ReplayRecordResponse,
          weight=14),
     _rpc("cirulla.v1.AnalysisService", "AnalyzeGame", "server_stream", apb.AnalyzeGameRequest,
-         apb.AnalyzeGameResponse, weight=5),
+         apb.AnalyzeGameResponse, weight=5, extra_seconds=ANALYSIS_SECONDS),
     _rpc("grpc.health.v1.Health", "Check", "unary", health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse,
          CORE | {"NOT_FOUND"}, weight=6),
     _rpc("grpc.health.v1.Health", "Watch", "watch", health_pb2.HealthCheckRequest, health_pb2.HealthCheckResponse,
@@ -144,7 +181,18 @@ NAMES = ["", "classic", "online", "relaxed", "extended", "cirullone", "five", "C
 INT32 = [0, 1, -1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 20, 35, 36, 39, 40, 41, 51, 52, 100, 101, 301, 302, 1000, 60_000,
          60_001, 1 << 15, 2**31 - 1, -2**31]
 INT64 = [*INT32, 2000, 2001, 5_000_000, 5_000_001, 2**32, 2**62, 2**63 - 1, -2**63]
+UINT32 = [0, 1, 7, 2**31, 2**32 - 1]
 UINT64 = [0, 1, 7, 2**31, 2**32, 2**63, 2**64 - 1]
+# The edges of the integer types: each integer field gets those of its own type (EXTREME_SHARE of the
+# structural mutations, and on the wire). A deal's round at 2^30 in a view's history hung the server.
+EXTREMES = (0, -1, 2**30, 2**31 - 1, -2**31, 2**32 - 1, 2**63 - 1, -2**63, 2**64 - 1)
+_INT32, _INT64 = (-2**31, 2**31 - 1), (-2**63, 2**63 - 1)
+INT_RANGES = {FieldDescriptor.TYPE_INT32: _INT32, FieldDescriptor.TYPE_SINT32: _INT32,
+              FieldDescriptor.TYPE_SFIXED32: _INT32, FieldDescriptor.TYPE_INT64: _INT64,
+              FieldDescriptor.TYPE_SINT64: _INT64, FieldDescriptor.TYPE_SFIXED64: _INT64,
+              FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1), FieldDescriptor.TYPE_FIXED32: (0, 2**32 - 1),
+              FieldDescriptor.TYPE_UINT64: (0, 2**64 - 1), FieldDescriptor.TYPE_FIXED64: (0, 2**64 - 1)}
+EXTREME_SHARE = 0.25
 DOUBLES = [0.0, -0.0, 1.5, -1.0, 1e308, -1e308, math.inf, -math.inf, math.nan, 5e-324]
 CARD_FIELDS = {"hand", "table", "cards", "captured", "declared", "declared_second", "leftover", "card"}
 SERVICES = ["", "cirulla.v1.EngineService", "cirulla.v1.RulesService", "cirulla.v1.AnalysisService",
@@ -417,16 +465,62 @@ def weird(rng: random.Random, f: FieldDescriptor, current: object = None) -> obj
         return rng.choice([*numbers, max(numbers) + 1, 99, -1, 2**31 - 1, -2**31])
     if t in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
         return rng.choice(DOUBLES)
-    if t in (FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64):
-        return rng.choice(UINT64)
-    if t in (FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_FIXED32):
-        return rng.choice([0, 1, 2**31, 2**32 - 1])
-    pool = INT64 if t in (FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_SFIXED64) \
-        else INT32
-    if isinstance(current, int) and rng.random() < 0.3:       # near the right value: off by a little
-        low, high = (-2**63, 2**63 - 1) if pool is INT64 else (-2**31, 2**31 - 1)
+    low, high = INT_RANGES[t]
+    r = rng.random()
+    if r < 0.3:
+        return rng.choice(extremes(f))
+    if isinstance(current, int) and r < 0.5:                # near the right value: off by a little
         return min(max(current + rng.choice((-2, -1, 1, 2)), low), high)
-    return rng.choice(pool)
+    if low == 0:
+        return rng.choice(UINT64 if high > 2**32 else UINT32)
+    return rng.choice(INT64 if high > 2**31 else INT32)
+
+
+def extremes(f: FieldDescriptor) -> list[int]:
+    """The EXTREMES that fit the integer field's type."""
+    low, high = INT_RANGES[f.type]
+    return [v for v in EXTREMES if low <= v <= high]
+
+
+def _int_fields(rng: random.Random, msg: Message, path: str = "") -> Iterator[tuple[Message, FieldDescriptor, str]]:
+    """The integer fields of the message and of the messages set in it, with their paths."""
+    for f in msg.DESCRIPTOR.fields:
+        where = _join(path, f.name)
+        if f.message_type is not None:
+            if f.message_type.GetOptions().map_entry:
+                continue
+            if _repeated(f):
+                items = getattr(msg, f.name)
+                for i in sorted(rng.sample(range(len(items)), min(len(items), 16))):   # a blown-up one: a few
+                    yield from _int_fields(rng, items[i], f"{where}[{i}]")
+            elif msg.HasField(f.name):
+                yield from _int_fields(rng, getattr(msg, f.name), where)
+        elif f.type in INT_RANGES:
+            yield msg, f, where
+
+
+def set_extreme(rng: random.Random, msg: Message) -> str | None:
+    """Set an integer field somewhere in the message to an extreme of its type
+    (each field as likely, however deep or often it occurs); what was done, or
+    None if the message has no integer field."""
+    fields: dict[str, list[tuple[Message, FieldDescriptor, str]]] = {}
+    for parent, f, where in _int_fields(rng, msg):
+        fields.setdefault(re.sub(r"\[\d+\]", "", where), []).append((parent, f, where))
+    if not fields:
+        return None
+    parent, f, where = rng.choice(rng.choice(list(fields.values())))
+    value = rng.choice(extremes(f))
+    if _repeated(f):
+        items = getattr(parent, f.name)
+        i = rng.randrange(len(items)) if items and rng.random() < 0.7 else len(items)
+        if i < len(items):
+            items[i] = value
+        else:
+            items.append(value)
+        where = f"{where}[{i}]"
+    else:
+        setattr(parent, f.name, value)
+    return f"{where} = {value}"
 
 
 def _blowup(rng: random.Random) -> int:
@@ -435,6 +529,10 @@ def _blowup(rng: random.Random) -> int:
 
 def mutate(rng: random.Random, msg: Message) -> str:
     """Knock one field of the message out of shape; what was done."""
+    if rng.random() < EXTREME_SHARE:
+        done = set_extreme(rng, msg)
+        if done:
+            return done
     parent, f, where = _slot(rng, msg)
     if f is None:                       # a message without fields (GetEngineInfoRequest)
         return "nothing to change"
@@ -535,13 +633,97 @@ def tag(number: int, wire: int) -> bytes:
 def _value(rng: random.Random, wire: int) -> bytes:
     """A well-formed payload of a wire type."""
     if wire == VARINT:
-        return varint(rng.choice((0, 1, 2**31, 2**64 - 1)))
-    if wire == I64:
-        return rng.randbytes(8)
-    if wire == I32:
-        return rng.randbytes(4)
+        return varint(rng.choice((1, 2, *EXTREMES)))
+    if wire in (I64, I32):
+        size = 8 if wire == I64 else 4
+        if rng.random() < 0.5:
+            return rng.randbytes(size)
+        return (rng.choice(EXTREMES) % 2 ** (8 * size)).to_bytes(size, "little")
     data = rng.randbytes(rng.randrange(12))
     return varint(len(data)) + data
+
+
+def _encoded(f: FieldDescriptor, value: int) -> bytes:
+    """An integer field set to the value, as protobuf writes it (a negative int32: ten bytes)."""
+    if f.type in (FieldDescriptor.TYPE_SINT32, FieldDescriptor.TYPE_SINT64):
+        return tag(f.number, VARINT) + varint(2 * value if value >= 0 else -2 * value - 1)     # zigzag
+    wire = _WIRE.get(f.type, VARINT)
+    if wire == VARINT:
+        return tag(f.number, VARINT) + varint(value)
+    size = 8 if wire == I64 else 4
+    return tag(f.number, wire) + (value % 2 ** (8 * size)).to_bytes(size, "little")
+
+
+@functools.cache
+def _int_paths(descriptor: Descriptor) -> tuple[tuple[tuple[int, ...], str, FieldDescriptor], ...]:
+    """Every integer field the message type can hold, at any depth (a message
+    type once on a path): the field numbers of the messages on its path, its
+    dotted name, the field."""
+    def walk(d: Descriptor, numbers: tuple[int, ...], names: str, seen: frozenset[str]):
+        for f in d.fields:
+            if f.message_type is not None:
+                if f.message_type.full_name not in seen and not f.message_type.GetOptions().map_entry:
+                    yield from walk(f.message_type, (*numbers, f.number), _join(names, f.name),
+                                    seen | {f.message_type.full_name})
+            elif f.type in INT_RANGES:
+                yield numbers, _join(names, f.name), f
+    return tuple(walk(descriptor, (), "", frozenset({descriptor.full_name})))
+
+
+def _read_varint(data: bytes, i: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        b = data[i]                     # IndexError past the end
+        n |= (b & 0x7F) << shift
+        i, shift = i + 1, shift + 7
+        if b < 0x80:
+            return n, i
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def _fields(data: bytes) -> list[tuple[int, int, int, int, int]]:
+    """The top-level fields of a serialized message: number, wire type, where the
+    field starts, where its value starts, where it ends. ValueError or IndexError
+    if they do not parse (groups are left to the other mutations)."""
+    out, i = [], 0
+    while i < len(data):
+        start = i
+        key, i = _read_varint(data, i)
+        number, wire = key >> 3, key & 7
+        value_start = i
+        if wire == VARINT:
+            _, i = _read_varint(data, i)
+        elif wire in (I64, I32):
+            i += 8 if wire == I64 else 4
+        elif wire == LEN:
+            length, value_start = _read_varint(data, i)
+            i = value_start + length
+        else:
+            raise ValueError(f"wire type {wire}")
+        if i > len(data):
+            raise ValueError("past the end")
+        out.append((number, wire, start, value_start, i))
+    return out
+
+
+def _merge_into(rng: random.Random, data: bytes, numbers: tuple[int, ...], fields: bytes) -> bytes | None:
+    """The serialized message with `fields` merged into one of the messages at
+    the end of the path that it already holds (one at random: e.g. a deal of the
+    history, not a new event), or None if it holds none."""
+    if not numbers:
+        return data + fields            # of a field given twice, the last counts
+    try:
+        spans = [(start, value_start, end) for number, wire, start, value_start, end in _fields(data)
+                 if number == numbers[0] and wire == LEN]
+    except (ValueError, IndexError):
+        return None
+    rng.shuffle(spans)
+    for start, value_start, end in spans:
+        inner = _merge_into(rng, data[value_start:end], numbers[1:], fields)
+        if inner is not None:
+            return data[:start] + tag(numbers[0], LEN) + varint(len(inner)) + inner + data[end:]
+    return None
 
 
 def _path(rng: random.Random, cls: type[Message]) -> tuple[list[int], list[str], object]:
@@ -568,10 +750,26 @@ def _wrap(numbers: list[int], inner: bytes) -> bytes:
     return inner
 
 
+def wire_extreme(rng: random.Random, data: bytes, cls: type[Message]) -> tuple[bytes, str]:
+    """An integer field the request can hold (each as likely, however deep) set
+    on the wire to an extreme of its type: most often in a message already there
+    (a deal of the history), else in new ones; what was done."""
+    numbers, name, f = rng.choice(_int_paths(cls.DESCRIPTOR))
+    value = rng.choice(extremes(f))
+    fields = _encoded(f, value)
+    merged = _merge_into(rng, data, numbers, fields) if rng.random() < 0.8 else None
+    if merged is not None:
+        return merged, f"{name} = {value} on the wire"
+    return data + _wrap(list(numbers), fields), f"{name} = {value} on the wire, in new messages"
+
+
 def wire_mutation(rng: random.Random, data: bytes, cls: type[Message]) -> tuple[bytes, str]:
     """The serialized request knocked out of shape on the wire; what was done."""
     op = rng.choice(("truncate", "truncate", "flip", "splice", "cut", "wrong_wire_type", "wrong_wire_type",
-                     "not_utf8", "deep_groups", "length_past_end", "long_varint", "bad_tag", "unknown_fields"))
+                     "not_utf8", "deep_groups", "length_past_end", "long_varint", "bad_tag", "unknown_fields",
+                     "extreme", "extreme"))
+    if op == "extreme" and _int_paths(cls.DESCRIPTOR):
+        return wire_extreme(rng, data, cls)
     if op == "truncate" and data:
         k = rng.randrange(len(data))
         return data[:k], f"truncated to {k} of {len(data)} bytes"
@@ -630,16 +828,65 @@ def wire_mutation(rng: random.Random, data: bytes, cls: type[Message]) -> tuple[
 
 # --- sending and judging ------------------------------------------------------------------------
 
+class ServerCosts:
+    """What the server process has spent so far, read from /proc (Linux): its CPU
+    time (user and system, all its threads) and its peak resident memory; None
+    where they cannot be read (a server not started here, not Linux)."""
+
+    def __init__(self, pid: int | None = None):
+        self.pid = pid
+
+    def cpu_seconds(self) -> float | None:
+        if self.pid is None:
+            return None
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                after_name = f.read().rpartition(")")[2].split()    # the name in parentheses may hold spaces
+        except OSError:
+            return None
+        utime, stime = int(after_name[11]), int(after_name[12])     # the 14th and 15th fields, in clock ticks
+        return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+    def peak_rss_mib(self) -> float | None:
+        return None if self.pid is None else rss_mib(self.pid, "VmHWM")
+
+    def busy(self, over: float = 0.5) -> bool:
+        """Whether the server still works (more than a tenth of a core over `over`
+        seconds), or cannot be told idle (its CPU is not known)."""
+        before = self.cpu_seconds()
+        if before is None:
+            return True
+        time.sleep(over)
+        after = self.cpu_seconds()
+        return after is None or after - before > over / 10
+
+
 @dataclass
 class Outcome:
     code: str                       # the status code's name; a Watch we closed after its first answer: OK
     details: str = ""
     violations: list[tuple[str, str]] = field(default_factory=list)
     responses: list[bytes] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0            # the call's wall time
+    cpu_seconds: float | None = None    # the server's CPU time while the call was in flight (None: not known)
+    deadline: float = math.inf      # the call's, in seconds
+
+    @property
+    def timed_out(self) -> bool:
+        """No answer within the call's deadline (the server never says DEADLINE_EXCEEDED itself)."""
+        return self.code == "DEADLINE_EXCEEDED" and self.seconds >= self.deadline
+
+    @property
+    def cost(self) -> float:
+        """What judges a request slow: the server's CPU over the call; its wall time where that is not known."""
+        return self.seconds if self.cpu_seconds is None else self.cpu_seconds
+
+    def over(self, bound: float) -> bool:
+        return self.timed_out or self.cost > bound
 
     def describe(self) -> str:
-        text = f"{self.code} after {self.seconds * 1000:.0f} ms: {self.details[:300]!r}"
+        cpu = "" if self.cpu_seconds is None else f" ({self.cpu_seconds * 1000:.0f} ms of the server's CPU)"
+        text = f"{self.code} after {self.seconds * 1000:.0f} ms{cpu}: {self.details[:300]!r}"
         if self.violations:
             text += "; violations " + ", ".join(f"{f!r}: {d[:80]!r}" for f, d in self.violations[:5])
         return text
@@ -649,9 +896,24 @@ def _identity(b: bytes) -> bytes:
     return b
 
 
-def send(channel: grpc.Channel, case: Case, timeout: float) -> Outcome:
-    """Send the case's request; how the server answered."""
+def send(channel: grpc.Channel, case: Case, timeout: float = DEADLINE_SECONDS,
+         server: ServerCosts | None = None) -> Outcome:
+    """Send the case's request; how the server answered, how long it took and
+    the server's CPU meanwhile (exactly the request's own when it is the only
+    one in flight)."""
+    server = server or ServerCosts()
+    cpu_before = server.cpu_seconds()
     start = time.perf_counter()
+    outcome = _call(channel, case, timeout)
+    outcome.seconds = time.perf_counter() - start
+    cpu_after = server.cpu_seconds()
+    if cpu_before is not None and cpu_after is not None:
+        outcome.cpu_seconds = cpu_after - cpu_before
+    outcome.deadline = timeout
+    return outcome
+
+
+def _call(channel: grpc.Channel, case: Case, timeout: float) -> Outcome:
     responses: list[bytes] = []
     try:
         if case.rpc.shape == "unary":
@@ -674,9 +936,8 @@ def send(channel: grpc.Channel, case: Case, timeout: float) -> Outcome:
             responses.extend(call(iter(case.messages), timeout=timeout))
     except grpc.RpcError as e:
         code = e.code()
-        return Outcome(code.name if code else "None", e.details() or "", field_violations(e), responses,
-                       time.perf_counter() - start)
-    return Outcome("OK", "", [], responses, time.perf_counter() - start)
+        return Outcome(code.name if code else "None", e.details() or "", field_violations(e), responses)
+    return Outcome("OK", "", [], responses)
 
 
 def _decodes(cls: type[Message], data: bytes) -> bool:
@@ -691,7 +952,13 @@ def judge(case: Case, outcome: Outcome) -> list[str]:
     """What is wrong with the answer to a case (nothing: an empty list)."""
     rpc, code = case.rpc, outcome.code
     problems = []
-    if code not in rpc.codes:
+    if outcome.timed_out:
+        problems.append(f"no answer within {outcome.deadline:g} s (the call's deadline)")
+    elif outcome.over(rpc.slow_bound):
+        spent = "of the server's CPU" if outcome.cpu_seconds is not None else "(the server's CPU not known)"
+        problems.append(f"slow: {outcome.cost:.2f} s {spent}, more than the {rpc.slow_bound:g} s "
+                        f"{rpc.name} may cost")
+    if code not in rpc.codes and not outcome.timed_out:
         problems.append(f"status {code}, not one {rpc.name} documents ({', '.join(sorted(rpc.codes))})")
     if code == "INVALID_ARGUMENT":
         names = {f.name for f in rpc.request.DESCRIPTOR.fields}
@@ -724,38 +991,82 @@ def judge(case: Case, outcome: Outcome) -> list[str]:
 
 # --- a run -----------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Cost:
+    """A request's wall time and the server's CPU time meanwhile, and which request it was."""
+    seconds: float
+    cpu_seconds: float | None
+    case: str                       # seed S case I (RPC)
+
+    def describe(self) -> str:
+        cpu = "CPU not known" if self.cpu_seconds is None else f"{self.cpu_seconds * 1000:.0f} ms of CPU"
+        return f"{self.case}: {self.seconds * 1000:.0f} ms, {cpu}"
+
+
 @dataclass
 class Tally:
-    """The status counts per RPC, and the defects with their cases."""
+    """The status counts per RPC, the defects with their cases, what the
+    requests cost the server (`server`: its CPU and memory, where known)."""
+    server: ServerCosts = field(default_factory=ServerCosts)
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
     defects: list[tuple[Case, Outcome, list[str]]] = field(default_factory=list)
     requests: int = 0
-    slowest: tuple[float, str] = (0.0, "")
+    slowest: Cost | None = None     # the longest call
+    costliest: Cost | None = None   # the one the server spent the most CPU on
+    over_bound: int = 0             # requests slow or not answered within their deadline
+    peak_rss_mib: float | None = None
+    stopped: str = ""               # why the run stopped before its last case
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, case: Case, outcome: Outcome) -> list[str]:
         problems = judge(case, outcome)
+        label = f"seed {case.seed} case {case.index} ({case.rpc.name})"
+        cost = Cost(outcome.seconds, outcome.cpu_seconds, label)
+        rss = self.server.peak_rss_mib()
         with self._lock:
+            if rss is not None:
+                if rss > SERVER_RSS_BOUND_MIB >= (self.peak_rss_mib or 0):      # the request that crossed it
+                    problems.append(f"memory: the server's peak RSS reached {rss:.0f} MiB (bound "
+                                    f"{SERVER_RSS_BOUND_MIB} MiB)")
+                self.peak_rss_mib = max(rss, self.peak_rss_mib or 0)
             self.requests += 1
             self.counts[case.rpc.name, outcome.code] += 1
             if problems:
                 self.defects.append((case, outcome, problems))
-            if outcome.seconds > self.slowest[0]:
-                self.slowest = (outcome.seconds, f"seed {case.seed} case {case.index} ({case.rpc.name})")
+            if outcome.over(case.rpc.slow_bound):
+                self.over_bound += 1
+            if self.slowest is None or cost.seconds > self.slowest.seconds:
+                self.slowest = cost
+            if cost.cpu_seconds is not None and \
+                    (self.costliest is None or cost.cpu_seconds > (self.costliest.cpu_seconds or 0)):
+                self.costliest = cost
+        # a request the server still works on past its deadline: it would slow the next ones and
+        # be billed to them, and a few more would take the server down: no more requests
+        if outcome.timed_out and not self.stopped and self.server.busy():
+            self.stopped = f"stopped after {label}: the server still works on it past its deadline"
         return problems
 
     def report(self, defect: tuple[Case, Outcome, list[str]]) -> str:
         case, outcome, problems = defect
         return "; ".join(problems) + f"\n  answer: {outcome.describe()}\n" + case.describe()
 
+    def costs(self) -> str:
+        """The slowest request, the costliest, how many went over the bound: one line."""
+        slowest = self.slowest.describe() if self.slowest else "none"
+        costliest = self.costliest.describe() if self.costliest else "not known"
+        return (f"slowest: {slowest}; most CPU: {costliest}; {self.over_bound} over the bound "
+                f"({SLOW_SECONDS:g} s, AnalyzeGame {SLOW_SECONDS + ANALYSIS_SECONDS:g} s)")
+
 
 def run(channel: grpc.Channel, generator: Generator, indices: Iterable[int], tally: Tally, *,
-        timeout: float = 30.0, stop: Callable[[], bool] = lambda: False) -> None:
-    """Send the cases of these indices one after the other, adding each answer to the tally."""
+        timeout: float = DEADLINE_SECONDS, stop: Callable[[], bool] = lambda: False) -> None:
+    """Send the cases of these indices one after the other, adding each answer
+    to the tally (the server's CPU over each call is that call's own), until the
+    tally stops the run."""
     for case in generator.cases(indices):
-        if stop():
+        if stop() or tally.stopped:
             return
-        tally.add(case, send(channel, case, timeout))
+        tally.add(case, send(channel, case, timeout, tally.server))
 
 
 LOG_DEFECTS = re.compile(r"Traceback|\bERROR\b|\bCRITICAL\b|grpcio did not report")
@@ -766,12 +1077,12 @@ def log_defects(lines: Iterable[str]) -> list[str]:
     return [line.rstrip() for line in lines if LOG_DEFECTS.search(line)]
 
 
-def rss_mib(pid: int) -> float | None:
-    """A process's resident memory in MiB (Linux), or None."""
+def rss_mib(pid: int, which: str = "VmRSS") -> float | None:
+    """A process's resident memory in MiB (Linux; VmHWM: its peak), or None."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(f"{which}:"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
