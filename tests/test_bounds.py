@@ -257,19 +257,12 @@ def _set(request: Message, path: list, value: int) -> Message:
     return msg
 
 
-def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")      # utime + stime
-
-
 @pytest.fixture(scope="module")
-def server():
+def fuzzing_server():
+    """A server of the fuzzing's flags: short searches, small caps."""
     p = Process(*malformed.SERVER_FLAGS)
-    try:
-        yield p
-    finally:
-        p.stop()
+    yield p
+    p.stop()
 
 
 def _bases() -> list[tuple[str, Message]]:
@@ -300,15 +293,17 @@ def _call(server, rpc: str, request: Message) -> str:
         return e.code().name
 
 
-def test_every_integer_of_every_request_at_each_extreme_is_answered_cheaply(server):
+def test_every_integer_of_every_request_at_each_extreme_is_answered_cheaply(fuzzing_server):
+    server = fuzzing_server
     cases = [(rpc, name, value, _set(request, path, value))
              for rpc, request in _bases() for name, path, field in _slots(request) for value in _extremes(field)]
     swept = {name for _, name, _, _ in cases}
     assert integer_fields([m.input_type for s in _services() for m in s.methods]).keys() <= swept
-    cpu = _cpu_seconds(server.proc.pid)
+    costs = malformed.ServerCosts(server.proc.pid)
+    cpu = costs.cpu_seconds()
     with ThreadPoolExecutor(4) as pool:
         codes = list(pool.map(lambda c: _call(server, c[0], c[3]), cases))
-    spent = _cpu_seconds(server.proc.pid) - cpu
+    spent = costs.cpu_seconds() - cpu
     wrong = [(rpc, name, value, code) for (rpc, name, value, _), code in zip(cases, codes, strict=True)
              if code not in malformed.RPC[rpc].codes]
     assert not wrong, f"answers outside the RPCs' documented codes: {wrong[:10]}"
