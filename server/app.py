@@ -184,8 +184,18 @@ def _add_reflection(server: grpc.Server) -> None:
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service_name, {
             "ServerReflectionInfo": grpc.stream_stream_rpc_method_handler(
                 servicer.ServerReflectionInfo,
-                request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+                request_deserializer=_known_fields_only,
                 response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString)}),))
+
+
+def _known_fields_only(data: bytes) -> reflection_pb2.ServerReflectionRequest:
+    """A reflection request without the fields its schema does not know: the
+    servicer echoes the request in its answer (original_request), and unknown
+    groups nested to the decoder's limit would nest one deeper there, in an
+    answer no client could decode."""
+    request = reflection_pb2.ServerReflectionRequest.FromString(data)
+    request.DiscardUnknownFields()
+    return request
 
 
 def _describe_reflection_v1() -> None:
