@@ -12,9 +12,12 @@ import os
 import re
 import shlex
 import shutil
+import site
 import subprocess
+import tomllib
 import venv
 from pathlib import Path
+from typing import Any
 
 import kubernetes_validate
 import pytest
@@ -36,6 +39,13 @@ def manifests() -> dict[str, dict]:
             assert doc["kind"] not in found, f"two {doc['kind']}s"
             found[doc["kind"]] = doc
     return found
+
+
+def run(args: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+    """Runs a command to its end; a failure shows the command and all it printed."""
+    result = subprocess.run(args, capture_output=True, text=True, **options)
+    assert result.returncode == 0, f"{shlex.join(args)} exited {result.returncode}:\n{result.stdout}{result.stderr}"
+    return result
 
 
 def container(objects: dict[str, dict]) -> dict:
@@ -154,11 +164,19 @@ def test_the_image_runs_the_server_and_probes_it_as_documented():
     assert health and json.loads(health.group(1))[:3] == ["python", "-m", "cirulla.server.probe"]
 
 
+def test_the_test_extra_has_what_the_build_needs():
+    """The next test builds the project with no index, from this environment:
+    the build's requirements must come with the test extra."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert set(pyproject["build-system"]["requires"]) <= set(pyproject["project"]["optional-dependencies"]["test"])
+
+
 def test_the_image_build_steps_install_a_working_server(tmp_path):
     """The build stage on this machine: the copied files (less .dockerignore's)
-    into an empty context, `pip install .` there into a fresh virtualenv (the
-    project's dependencies taken from this environment: no network), then
-    `cirulla-server` from that virtualenv, probed as the HEALTHCHECK does."""
+    into an empty context, `pip install .` there into a fresh virtualenv (pip,
+    the build's requirements and the project's dependencies taken from this
+    environment: no network), then `cirulla-server` from that virtualenv,
+    probed as the HEALTHCHECK does."""
     context = tmp_path / "context"
     context.mkdir()
     for source in copied():
@@ -168,14 +186,18 @@ def test_the_image_build_steps_install_a_working_server(tmp_path):
         else:
             shutil.copy2(src, context / source)
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--no-deps",
-                    "--no-build-isolation", "--no-index", "-q", str(context)],
-                   check=True, capture_output=True, text=True, cwd=tmp_path)
-    where = subprocess.run([str(python), "-c", "import cirulla.server.app as m, cirulla.solver._core as c, "
-                            "cirulla.v1.game_pb2 as g; print(m.__file__, c.__file__, g.__file__)"],
-                           check=True, capture_output=True, text=True, cwd=tmp_path).stdout.split()
+    # This environment's packages after the new one's own. (system_site_packages would give the base
+    # interpreter's, not this virtualenv's; a path in a .pth file is added without running its .pth
+    # files, so this checkout's editable install stays out.)
+    own = run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip()
+    here = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    Path(own, "this-environment.pth").write_text("\n".join(here) + "\n")
+    run([str(python), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "-q", str(context)],
+        cwd=tmp_path)
+    where = run([str(python), "-c", "import cirulla.server.app as m, cirulla.solver._core as c, "
+                 "cirulla.v1.game_pb2 as g; print(m.__file__, c.__file__, g.__file__)"], cwd=tmp_path).stdout.split()
     assert all(path.startswith(str(env_dir)) for path in where), where       # not this checkout's
     server = subprocess.Popen([str(env_dir / "bin" / "cirulla-server"), "--listen", "127.0.0.1:0"],
                               stderr=subprocess.PIPE, text=True, cwd=tmp_path, env={**os.environ})
