@@ -1,20 +1,29 @@
-"""The deployment files: the Kubernetes manifests (deploy/k8s/) validated
+"""The deployment files: the Kubernetes manifests (deploy/) validated
 offline against the API's schemas and against the server they run, and the
 Dockerfile's build steps run here as far as this machine allows (no image
 registry is reachable, so no base image: its build stage is `pip install .`
 of what it copies, which the last test does in a fresh virtualenv, then
-serves from it and probes it the way the image's HEALTHCHECK does)."""
+serves from it and probes it the way the image's HEALTHCHECK does).
+
+The kustomizations are rendered by `kubectl kustomize` (offline: no cluster);
+without kubectl on the PATH those tests skip, unless CIRULLA_REQUIRE_KUBECTL=1."""
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import os
 import re
 import shlex
 import shutil
+import site
 import subprocess
+import sysconfig
+import tomllib
 import venv
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import kubernetes_validate
 import pytest
@@ -25,17 +34,34 @@ from cirulla.server.config import available_cores, parse_config
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "deploy" / "k8s"
+EXAMPLE_OVERLAY = ROOT / "deploy" / "overlays" / "example"
+OPERATIONS = ROOT / "docs" / "operations.md"
 KUBERNETES_VERSION = "1.31.0"       # the oldest minor the manifests are held to (kubernetes-validate's schemas)
+# the kinds the optional components add: custom resources, whose schemas come with their CRDs
+GATEWAY_API = "gateway.networking.k8s.io/v1"
+PROMETHEUS_OPERATOR = "monitoring.coreos.com/v1"
+CUSTOM_KINDS = {("Gateway", GATEWAY_API), ("GRPCRoute", GATEWAY_API), ("ServiceMonitor", PROMETHEUS_OPERATOR)}
+
+
+def by_kind(objects: Iterable[dict]) -> dict[str, dict]:
+    """kind -> the one object of that kind."""
+    found: dict[str, dict] = {}
+    for doc in objects:
+        assert doc["kind"] not in found, f"two {doc['kind']}s"
+        found[doc["kind"]] = doc
+    return found
 
 
 def manifests() -> dict[str, dict]:
-    """kind -> the one object of that kind in deploy/k8s/."""
-    found: dict[str, dict] = {}
-    for path in sorted(K8S.glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
-            assert doc["kind"] not in found, f"two {doc['kind']}s"
-            found[doc["kind"]] = doc
-    return found
+    """kind -> the one object of that kind in deploy/k8s/'s files."""
+    return by_kind(doc for path in sorted(K8S.glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text()))
+
+
+def run(args: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+    """Runs a command to its end; a failure shows the command and all it printed."""
+    result = subprocess.run(args, capture_output=True, text=True, **options)
+    assert result.returncode == 0, f"{shlex.join(args)} exited {result.returncode}:\n{result.stdout}{result.stderr}"
+    return result
 
 
 def container(objects: dict[str, dict]) -> dict:
@@ -54,14 +80,21 @@ def test_each_manifest_is_valid_for_the_kubernetes_api(path):
             pytest.fail(f"{path}: {doc['kind']}: {e.message} at {'.'.join(map(str, e.path))}")
 
 
-def test_kustomization_lists_every_manifest():
-    listed = yaml.safe_load((K8S / "kustomization.yaml").read_text())["resources"]
-    assert sorted(listed) == sorted(p.name for p in K8S.glob("*.yaml") if p.name != "kustomization.yaml")
+def kustomization(folder: Path) -> dict:
+    return yaml.safe_load((folder / "kustomization.yaml").read_text())
+
+
+@pytest.mark.parametrize("folder", [K8S, *sorted((ROOT / "deploy" / "components").iterdir())],
+                         ids=lambda folder: str(folder.relative_to(ROOT)))
+def test_kustomization_lists_every_manifest(folder):
+    listed = kustomization(folder)["resources"]
+    assert sorted(listed) == sorted(p.name for p in folder.glob("*.yaml") if p.name != "kustomization.yaml")
 
 
 def test_the_manifests_agree_with_each_other():
     objects = manifests()
-    assert set(objects) == {"Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "Kustomization"}
+    assert set(objects) == {"Namespace", "Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler",
+                            "Kustomization"}
     deployment = objects["Deployment"]
     pod = deployment["spec"]["template"]
     labels = pod["metadata"]["labels"]
@@ -112,6 +145,115 @@ def test_the_pod_runs_as_nobody_in_particular():
     assert dockerfile_user and int(dockerfile_user.group(1)) == pod["securityContext"]["runAsUser"]
 
 
+# --- the kustomizations, rendered as kubectl applies them --------------------------------------------------
+
+def kubectl() -> str:
+    found = shutil.which("kubectl")
+    if found is None:
+        if os.environ.get("CIRULLA_REQUIRE_KUBECTL") == "1":
+            pytest.fail("CIRULLA_REQUIRE_KUBECTL=1 but kubectl is not on the PATH")
+        pytest.skip("kubectl is not on the PATH: it renders the kustomizations (1.21 or later; "
+                    "install it as https://kubernetes.io/docs/tasks/tools/ says)")
+    return found
+
+
+@functools.cache
+def rendered(folder: Path) -> tuple[dict, ...]:
+    """The objects `kubectl kustomize FOLDER` renders: what `kubectl apply -k` would send."""
+    return tuple(yaml.safe_load_all(run([kubectl(), "kustomize", str(folder)], timeout=120).stdout))
+
+
+def operations() -> str:
+    return OPERATIONS.read_text()
+
+
+def test_the_offline_checks_the_docs_give_pass():
+    """docs/operations.md's commands as an operator runs them: every object of a
+    kind Kubernetes has is valid for its API, strictly; only the custom kinds go
+    unchecked there, and only in the overlay (the base needs no CRD)."""
+    checks = {folder: command for command, folder in re.findall(
+        r"^\s*(kubectl kustomize (\S+) \| kubernetes-validate --strict -k \S+ -)$", operations(), re.M)}
+    assert set(checks) == {"deploy/k8s", "deploy/overlays/example"}
+    assert all(f" -k {KUBERNETES_VERSION} " in command for command in checks.values())
+    kubectl()
+    # this environment's kubernetes-validate, whether in a virtualenv or the machine's Python
+    path = sysconfig.get_path("scripts") + os.pathsep + os.environ["PATH"]
+    for folder, command in checks.items():
+        printed = run(["bash", "-o", "pipefail", "-c", command], cwd=ROOT, env={**os.environ, "PATH": path},
+                      timeout=120).stdout
+        objects = rendered(ROOT / folder)
+        custom = {(o["kind"], o["apiVersion"]) for o in objects} & CUSTOM_KINDS
+        passed = set(re.findall(r"^INFO .* passed for resource (\S+) against", printed, re.M))
+        assert passed == {f"{o['kind'].lower()}/{o['metadata']['name']}" for o in objects
+                          if (o["kind"], o["apiVersion"]) not in custom}, printed
+        unchecked = set(re.findall(r"^WARN .*schema for kind (\S+) with api version (\S+) ", printed, re.M))
+        assert unchecked == custom == (CUSTOM_KINDS if folder == "deploy/overlays/example" else set()), printed
+
+
+@pytest.mark.parametrize("folder", [K8S, EXAMPLE_OVERLAY], ids=["base", "example overlay"])
+def test_every_object_goes_in_the_namespace_the_kustomization_makes(folder):
+    objects = rendered(folder)
+    (namespace,) = [o for o in objects if o["kind"] == "Namespace"]
+    for o in objects:
+        if o is not namespace:
+            assert o["metadata"].get("namespace") == namespace["metadata"]["name"], o["kind"]
+    assert kustomization(folder).get("namespace") == namespace["metadata"]["name"]
+
+
+def test_the_image_the_docs_build_and_push_is_the_one_the_overlay_deploys():
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert container(by_kind(rendered(K8S)))["image"] == f"cirulla-server:{version}"
+    assert f"docker build -t cirulla-server:{version} ." in dockerfile()
+    deployed = container(by_kind(rendered(EXAMPLE_OVERLAY)))["image"]
+    assert deployed.endswith(f"/cirulla-server:{version}")
+    docs = operations()
+    for step in (r"docker build -t (\S+) \.", r"docker push (\S+)", r"kustomize edit set image cirulla-server=(\S+)"):
+        found = re.search(rf"^\s*(?:.* && )?{step}$", docs, re.M)
+        assert found and found.group(1) == deployed, step
+
+
+def test_the_gateway_routes_grpc_to_the_server_with_tls_ended_by_the_documented_secret():
+    """No Gateway API schema can be had offline: the fields the route and the
+    listener point at are checked against what they point to."""
+    objects = by_kind(rendered(EXAMPLE_OVERLAY))
+    gateway, route, service = objects["Gateway"], objects["GRPCRoute"], objects["Service"]
+    assert gateway["spec"]["gatewayClassName"]
+    listeners = {listener["name"]: listener for listener in gateway["spec"]["listeners"]}
+    documented_secret = re.search(r"kubectl create secret tls (\S+) ", operations())
+    assert documented_secret
+    for parent in route["spec"]["parentRefs"]:
+        assert parent["name"] == gateway["metadata"]["name"]
+        listener = listeners[parent["sectionName"]]
+        assert {"kind": "GRPCRoute"} in listener["allowedRoutes"]["kinds"]
+        assert listener["protocol"] == "HTTPS" and listener["tls"]["mode"] == "Terminate"
+        (certificate,) = listener["tls"]["certificateRefs"]
+        assert certificate.get("kind", "Secret") == "Secret"
+        assert certificate["name"] == documented_secret.group(1)
+        # the host name the overlay sets, and the route takes
+        assert listener["hostname"] and route["spec"].get("hostnames", [listener["hostname"]]) == [listener["hostname"]]
+    ports = {port["port"]: port for port in service["spec"]["ports"]}
+    backends = [backend for rule in route["spec"]["rules"] for backend in rule["backendRefs"]]
+    assert backends
+    for backend in backends:
+        assert backend.get("kind", "Service") == "Service" and backend["name"] == service["metadata"]["name"]
+        # the gRPC port, which the gateway reaches as cleartext HTTP/2
+        assert ports[backend["port"]]["name"] == "grpc"
+        assert ports[backend["port"]]["appProtocol"] == "kubernetes.io/h2c"
+
+
+def test_the_service_monitor_scrapes_each_replica_where_the_annotations_say():
+    objects = by_kind(rendered(EXAMPLE_OVERLAY))
+    monitor, service = objects["ServiceMonitor"], objects["Service"]
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    annotations = objects["Deployment"]["spec"]["template"]["metadata"]["annotations"]
+    service_ports = {port["name"]: port for port in service["spec"]["ports"]}
+    container_ports = {port["name"]: port["containerPort"] for port in container(objects)["ports"]}
+    (endpoint,) = monitor["spec"]["endpoints"]
+    scraped = container_ports[service_ports[endpoint["port"]]["targetPort"]]
+    assert scraped == int(annotations["prometheus.io/port"])
+    assert endpoint["path"] == annotations["prometheus.io/path"]
+
+
 # --- the Dockerfile ------------------------------------------------------------------------------------
 
 def dockerfile() -> str:
@@ -154,11 +296,19 @@ def test_the_image_runs_the_server_and_probes_it_as_documented():
     assert health and json.loads(health.group(1))[:3] == ["python", "-m", "cirulla.server.probe"]
 
 
+def test_the_test_extra_has_what_the_build_needs():
+    """The next test builds the project with no index, from this environment:
+    the build's requirements must come with the test extra."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert set(pyproject["build-system"]["requires"]) <= set(pyproject["project"]["optional-dependencies"]["test"])
+
+
 def test_the_image_build_steps_install_a_working_server(tmp_path):
     """The build stage on this machine: the copied files (less .dockerignore's)
-    into an empty context, `pip install .` there into a fresh virtualenv (the
-    project's dependencies taken from this environment: no network), then
-    `cirulla-server` from that virtualenv, probed as the HEALTHCHECK does."""
+    into an empty context, `pip install .` there into a fresh virtualenv (pip,
+    the build's requirements and the project's dependencies taken from this
+    environment: no network), then `cirulla-server` from that virtualenv,
+    probed as the HEALTHCHECK does."""
     context = tmp_path / "context"
     context.mkdir()
     for source in copied():
@@ -168,14 +318,18 @@ def test_the_image_build_steps_install_a_working_server(tmp_path):
         else:
             shutil.copy2(src, context / source)
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--no-deps",
-                    "--no-build-isolation", "--no-index", "-q", str(context)],
-                   check=True, capture_output=True, text=True, cwd=tmp_path)
-    where = subprocess.run([str(python), "-c", "import cirulla.server.app as m, cirulla.solver._core as c, "
-                            "cirulla.v1.game_pb2 as g; print(m.__file__, c.__file__, g.__file__)"],
-                           check=True, capture_output=True, text=True, cwd=tmp_path).stdout.split()
+    # This environment's packages after the new one's own. (system_site_packages would give the base
+    # interpreter's, not this virtualenv's; a path in a .pth file is added without running its .pth
+    # files, so this checkout's editable install stays out.)
+    own = run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip()
+    here = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    Path(own, "this-environment.pth").write_text("\n".join(here) + "\n")
+    run([str(python), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "-q", str(context)],
+        cwd=tmp_path)
+    where = run([str(python), "-c", "import cirulla.server.app as m, cirulla.solver._core as c, "
+                 "cirulla.v1.game_pb2 as g; print(m.__file__, c.__file__, g.__file__)"], cwd=tmp_path).stdout.split()
     assert all(path.startswith(str(env_dir)) for path in where), where       # not this checkout's
     server = subprocess.Popen([str(env_dir / "bin" / "cirulla-server"), "--listen", "127.0.0.1:0"],
                               stderr=subprocess.PIPE, text=True, cwd=tmp_path, env={**os.environ})
