@@ -47,7 +47,8 @@ from .servicers import AnalysisServicer, EngineServicer, RulesServicer
 
 log = logging.getLogger("cirulla.server")
 
-FLUSH_SECONDS = 1.0
+FLUSH_SECONDS = 1.0         # once the handlers are done, the most their answers get to go out ...
+MIN_FLUSH_SECONDS = 0.1     # ... within the grace, but at least this
 STOP_SECONDS = 3.0          # after the flush, how long grpcio gets to report the server stopped
 SERVICES = (engine_service_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name,
             rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
@@ -87,20 +88,21 @@ class Running:
         calls; those in flight finish within the grace period, what is left is
         cancelled. True if nothing had to be cancelled."""
         grace = self.config.grace_seconds if grace is None else grace
+        grace_ends = time.monotonic() + grace
         self.health.enter_graceful_shutdown()
         if self.health.watching():
             # Clients that watch health take this replica out of their round_robin as soon as
             # they hear NOT_SERVING; until then, serve what they send. grpcio's stop() ends
             # calls it has taken in but not handed over with CANCELLED (grpc/grpc#41785):
             # only calls that no longer come are safe from it.
-            lame_duck = min(self.config.lame_duck_ms / 1000, grace)
-            time.sleep(lame_duck)
-            grace -= lame_duck
+            time.sleep(min(self.config.lame_duck_ms / 1000, grace))
         self.calls.drain()
-        idle = self.calls.wait_idle(grace)
-        # idle: the handlers are done, a moment lets their answers go out; else cancel now
+        idle = self.calls.wait_idle(max(grace_ends - time.monotonic(), 0))
+        # idle: the handlers are done, a moment lets their answers go out (long-lived streams,
+        # Watch and reflection, hold it all: it ends with the grace); else cancel now
         # (grace 0, not None: stop(None) would wait for grpcio's books itself, unbounded)
-        stopped = self.server.stop(grace=FLUSH_SECONDS if idle else 0).wait(FLUSH_SECONDS + STOP_SECONDS)
+        flush = min(FLUSH_SECONDS, max(grace_ends - time.monotonic(), MIN_FLUSH_SECONDS)) if idle else 0
+        stopped = self.server.stop(grace=flush).wait(flush + STOP_SECONDS)
         if not stopped:
             log.warning("grpcio did not report the server stopped %.1f s after the calls were cancelled; "
                         "going on without it", STOP_SECONDS)
