@@ -225,7 +225,8 @@ def cmd_arena(args) -> int:
 SERVE_HELP = """usage: cirulla serve [--json] [server flags]
 
 Run the cirulla.v1 gRPC service (hints, AI moves, rules, analysis) until
-SIGTERM or Ctrl-C (then: calls in flight finish, exit 0). The flags are the
+SIGTERM or Ctrl-C (then: calls in flight finish within the grace, exit 0;
+70 if calls that ignored cancellation had to be abandoned). The flags are the
 server's own (cirulla-server's, listed below); --json writes the log lines
 (on stderr) as JSON.
 
