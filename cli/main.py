@@ -34,7 +34,8 @@ EXAMPLES = """examples:
   cirulla habits results.jsonl --html habits.html   each player's habits over many analysed games
 
 exit codes: 0 done, 1 failed, 2 bad usage, 3 bad input (a broken record or view),
-4 server unreachable, 5 file not found, 130 interrupted
+4 server unreachable, 5 file not found, 130 interrupted, 70 stopped by abandoning work
+that ignored cancellation (serve, engine: the log names it)
 """
 
 LEVEL_HELP = "; ".join(f"{lv.name}: {lv.about}" for lv in LEVELS)

@@ -7,19 +7,23 @@ Production code has no hook for this: the launcher patches the service.
     python tests/spinning.py engine --warm-presets ''
 
 Each hint writes SPINNING and its thread's name on standard error as it
-starts to spin, so that a test knows when every call is stuck.
+starts to spin, so that a test knows when every call is stuck. The server's
+spin in their handler threads; the engine's, whose queries run on daemon
+threads, on a ThreadPoolExecutor's worker, where an analysis's searches run:
+interpreter exit joins those.
 """
 from __future__ import annotations
 
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from cirulla.server.service import Service
 
 SPINNING = "spinning: a hint that ignores cancellation"
 
 
-def spin(self, request, call):
+def spin(*_):
     print(f"{SPINNING} ({threading.current_thread().name})", file=sys.stderr, flush=True)
     while True:
         sum(range(1000))
@@ -33,6 +37,8 @@ def main() -> None:
         server(args)
     elif command == "engine":
         from cirulla.cli.engine import main as engine
+        pool = ThreadPoolExecutor(thread_name_prefix="spinning")
+        Service.get_hint = lambda self, request, call: pool.submit(spin).result()
         sys.exit(engine(args))
     else:
         sys.exit(f"usage: {sys.argv[0]} server|engine ARGS")
