@@ -30,10 +30,10 @@ def spin(*_):
 
 
 def main() -> None:
-    Service.get_hint = spin
     command, args = sys.argv[1], sys.argv[2:]
     if command == "server":
         from cirulla.server.app import main as server
+        Service.get_hint = spin
         server(args)
     elif command == "engine":
         from cirulla.cli.engine import main as engine
