@@ -34,7 +34,8 @@ EXAMPLES = """examples:
   cirulla habits results.jsonl --html habits.html   each player's habits over many analysed games
 
 exit codes: 0 done, 1 failed, 2 bad usage, 3 bad input (a broken record or view),
-4 server unreachable, 5 file not found, 130 interrupted
+4 server unreachable, 5 file not found, 130 interrupted, 70 stopped by abandoning work
+that ignored cancellation (serve, engine: the log names it)
 """
 
 LEVEL_HELP = "; ".join(f"{lv.name}: {lv.about}" for lv in LEVELS)
@@ -229,7 +230,8 @@ def cmd_arena(args) -> int:
 SERVE_HELP = """usage: cirulla serve [--json] [server flags]
 
 Run the cirulla.v1 gRPC service (hints, AI moves, rules, analysis) until
-SIGTERM or Ctrl-C (then: calls in flight finish, exit 0). The flags are the
+SIGTERM or Ctrl-C (then: calls in flight finish within the grace, exit 0;
+70 if calls that ignored cancellation had to be abandoned). The flags are the
 server's own (cirulla-server's, listed below); --json writes the log lines
 (on stderr) as JSON.
 

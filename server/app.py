@@ -5,10 +5,21 @@ SIGTERM or SIGINT, then: health NOT_SERVING; if clients watch health, it
 serves on for the lame-duck time while they route around it; then new calls
 are refused with UNAVAILABLE (a client's retry policy sends them to another
 replica), calls in flight are given the rest of the grace period to finish,
-and exit 0. The exit does not hang on grpcio: its server.stop() waits until every
-call has left grpcio's books, and a call that never does (grpcio's second
-status after a request stream it could not decode: see calls.py) would keep it
-waiting for ever; shutdown waits for it a bounded time (STOP_SECONDS).
+those left are cancelled, and exit 0. The exit does not hang on grpcio: its
+server.stop() waits until every call has left grpcio's books, and a call that
+never does (grpcio's second status after a request stream it could not decode:
+see calls.py) would keep it waiting for ever; shutdown waits for it a bounded
+time (STOP_SECONDS, and never past the deadline below).
+
+Nor does it hang on a handler that ignores cancellation (stuck in a loop that
+never looks: a defect): whatever still runs OVERRUN_SECONDS (0.3 s) past the
+grace is abandoned, named in an ERROR line (each call's method, request id and
+where its thread is), and the process ends at once with status 70 (ABANDONED,
+EX_SOFTWARE: see stopping.py). A stop ends within the grace plus 0.3 s; if
+nothing is left running then (the stop itself was slow), a WARNING, and 0.
+
+Exit statuses: 0 stopped cleanly, 1 cannot start (a port in use, unreadable
+certificates), 2 bad flags or variables, 70 stopped by abandoning work.
 """
 from __future__ import annotations
 
@@ -44,10 +55,12 @@ from .health import HealthServicer
 from .metrics import Metrics, MetricsServer
 from .service import Service
 from .servicers import AnalysisServicer, EngineServicer, RulesServicer
+from .stopping import OVERRUN_SECONDS, StopDeadline
 
 log = logging.getLogger("cirulla.server")
 
-FLUSH_SECONDS = 1.0
+FLUSH_SECONDS = 1.0         # once the handlers are done, the most their answers get to go out ...
+MIN_FLUSH_SECONDS = 0.1     # ... within the grace, but at least this (well within the stop's OVERRUN_SECONDS)
 STOP_SECONDS = 3.0          # after the flush, how long grpcio gets to report the server stopped
 SERVICES = (engine_service_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name,
             rules_service_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
@@ -87,20 +100,21 @@ class Running:
         calls; those in flight finish within the grace period, what is left is
         cancelled. True if nothing had to be cancelled."""
         grace = self.config.grace_seconds if grace is None else grace
+        grace_ends = time.monotonic() + grace
         self.health.enter_graceful_shutdown()
         if self.health.watching():
             # Clients that watch health take this replica out of their round_robin as soon as
             # they hear NOT_SERVING; until then, serve what they send. grpcio's stop() ends
             # calls it has taken in but not handed over with CANCELLED (grpc/grpc#41785):
             # only calls that no longer come are safe from it.
-            lame_duck = min(self.config.lame_duck_ms / 1000, grace)
-            time.sleep(lame_duck)
-            grace -= lame_duck
+            time.sleep(min(self.config.lame_duck_ms / 1000, grace))
         self.calls.drain()
-        idle = self.calls.wait_idle(grace)
-        # idle: the handlers are done, a moment lets their answers go out; else cancel now
+        idle = self.calls.wait_idle(max(grace_ends - time.monotonic(), 0))
+        # idle: the handlers are done, a moment lets their answers go out (long-lived streams,
+        # Watch and reflection, hold it all: it ends with the grace); else cancel now
         # (grace 0, not None: stop(None) would wait for grpcio's books itself, unbounded)
-        stopped = self.server.stop(grace=FLUSH_SECONDS if idle else 0).wait(FLUSH_SECONDS + STOP_SECONDS)
+        flush = min(FLUSH_SECONDS, max(grace_ends - time.monotonic(), MIN_FLUSH_SECONDS)) if idle else 0
+        stopped = self.server.stop(grace=flush).wait(flush + STOP_SECONDS)
         if not stopped:
             log.warning("grpcio did not report the server stopped %.1f s after the calls were cancelled; "
                         "going on without it", STOP_SECONDS)
@@ -243,9 +257,14 @@ def serve(config: ServerConfig) -> int:
                     "a token" if not config.token else "TLS (the token travels in clear)", running.address)
     while not stop.wait(0.5):
         pass
+    deadline = StopDeadline(config.grace_seconds + OVERRUN_SECONDS, running.calls.unfinished, ("call", "calls"), log)
     log.info("stopping: NOT_SERVING, %d call(s) in flight, %.1f s grace", running.calls.in_flight,
              config.grace_seconds)
     finished = running.shutdown()
+    # Cancelled handlers return as soon as they look; one that never does must not hold the
+    # exit (interpreter exit joins the handler threads): the deadline abandons it.
+    if not running.calls.wait_idle(deadline.remaining()):
+        deadline.abandon()
     log.info("stopped%s", "" if finished else " (calls still in flight at the end of the grace period were cancelled)")
     return 0
 

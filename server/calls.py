@@ -42,6 +42,7 @@ import grpc
 
 from .errors import BadRequest, Handler, ServerInterceptor, clip, refusing, to_status
 from .metrics import Metrics
+from .stopping import Unfinished
 
 log = logging.getLogger("cirulla.server")
 
@@ -104,7 +105,7 @@ class CallLog(ServerInterceptor):
                  metrics: Metrics | None = None) -> None:
         self._metrics = metrics if metrics is not None else Metrics()
         self._lock = threading.Condition()
-        self._in_flight = 0
+        self._in_flight: set[_Started] = set()         # the calls a shutdown waits for
         self._draining = False
         self._caps = {"watch": StreamCap("Health.Watch", max_watch_streams),
                       "reflection": StreamCap("server reflection", max_reflection_streams)}
@@ -112,7 +113,15 @@ class CallLog(ServerInterceptor):
     @property
     def in_flight(self) -> int:
         with self._lock:
-            return self._in_flight
+            return len(self._in_flight)
+
+    def unfinished(self) -> list[Unfinished]:
+        """The calls in flight, oldest first: what a stop that cannot wait for them abandons."""
+        now = time.perf_counter()
+        with self._lock:
+            started = sorted(self._in_flight, key=lambda call: call.at)
+        return [Unfinished(f"{call.method} request_id={call.request_id}", now - call.at, call.thread)
+                for call in started]
 
     def open_streams(self, kind: str) -> int:
         """Streams of a capped kind ("watch", "reflection") open now."""
@@ -121,7 +130,7 @@ class CallLog(ServerInterceptor):
     def wait_idle(self, timeout: float) -> bool:
         """Wait until no call is in flight; False if the timeout came first."""
         with self._lock:
-            return self._lock.wait_for(lambda: self._in_flight == 0, timeout)
+            return self._lock.wait_for(lambda: not self._in_flight, timeout)
 
     def drain(self) -> None:
         """Refuse new calls (health checks aside) with UNAVAILABLE: shutting down."""
@@ -165,16 +174,16 @@ class CallLog(ServerInterceptor):
             wrapped = wrap(behavior, method, counted, cap, handler.request_streaming)
         return factory(wrapped, request_deserializer=deserializer, response_serializer=handler.response_serializer)
 
-    def _start(self, counted: bool, context: grpc.ServicerContext) -> _Started:
+    def _start(self, counted: bool, method: str, context: grpc.ServicerContext) -> _Started:
+        started = _Started(method, request_id(context.invocation_metadata()), time.perf_counter(),
+                           threading.get_ident())
         if counted:
             with self._lock:
-                self._in_flight += 1
-        started = _Started(time.perf_counter(), request_id(context.invocation_metadata()))
+                self._in_flight.add(started)
         _echo(context, started.request_id)
         return started
 
-    def _end(self, counted: bool, method: str, context: grpc.ServicerContext, started: _Started,
-             failed: bool) -> None:
+    def _end(self, counted: bool, context: grpc.ServicerContext, started: _Started, failed: bool) -> None:
         ms = (time.perf_counter() - started.at) * 1000
         # the code set so far (None: none yet); grpc-stubs 1.53 predates ServicerContext.code()
         code: grpc.StatusCode | None = context.code()      # type: ignore[attr-defined]
@@ -186,10 +195,10 @@ class CallLog(ServerInterceptor):
             else:
                 code = grpc.StatusCode.OK
         _echo(context, started.request_id)      # again: abort_with_status replaces the trailers
-        self._record(method, code, ms, context.peer(), started.request_id)
+        self._record(started.method, code, ms, context.peer(), started.request_id)
         if counted:
             with self._lock:
-                self._in_flight -= 1
+                self._in_flight.discard(started)
                 self._lock.notify_all()
 
     def _record(self, method: str, code: grpc.StatusCode, ms: float, peer: str | None, request: str) -> None:
@@ -202,7 +211,7 @@ class CallLog(ServerInterceptor):
     def _unary(self, behavior: Behavior, method: str, counted: bool, cap: StreamCap | None,
                request_streaming: bool) -> Behavior:
         def call(request: Any, context: grpc.ServicerContext) -> Any:
-            started, failed = self._start(counted, context), True
+            started, failed = self._start(counted, method, context), True
             try:
                 if request_streaming:
                     request = _checked(request, context)
@@ -212,13 +221,13 @@ class CallLog(ServerInterceptor):
                 failed = False
                 return response
             finally:
-                self._end(counted, method, context, started, failed)
+                self._end(counted, context, started, failed)
         return call
 
     def _streaming(self, behavior: Behavior, method: str, counted: bool, cap: StreamCap | None,
                    request_streaming: bool) -> Behavior:
         def call(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-            started, failed = self._start(counted, context), True
+            started, failed = self._start(counted, method, context), True
             give_back = None
             try:
                 if request_streaming:
@@ -239,14 +248,14 @@ class CallLog(ServerInterceptor):
             finally:
                 if give_back is not None:
                     give_back()
-                self._end(counted, method, context, started, failed)
+                self._end(counted, context, started, failed)
         return call
 
     def _non_blocking(self, behavior: NonBlocking, method: str, cap: StreamCap | None) -> NonBlocking:
         """A non-blocking behaviour stays one: it returns at once and answers
         through the callback; its log line is written when the call ends."""
         def call(request: Any, context: grpc.ServicerContext, send_response: Callable[[Any], None]) -> None:
-            started = self._start(False, context)
+            started = self._start(False, method, context)
             failed, logged_at_end = True, False
             give_back: Callable[[], None] | None = None
             try:
@@ -259,7 +268,7 @@ class CallLog(ServerInterceptor):
                 def ended() -> None:
                     if give_back is not None:
                         give_back()
-                    self._end(False, method, context, started, failed)
+                    self._end(False, context, started, failed)
                 logged_at_end = context.add_callback(ended)
                 if not logged_at_end:       # the call has ended already
                     ended()
@@ -270,7 +279,7 @@ class CallLog(ServerInterceptor):
                 if not logged_at_end:       # refused before the end's callback was set
                     if give_back is not None:
                         give_back()
-                    self._end(False, method, context, started, True)
+                    self._end(False, context, started, True)
                 raise
 
         call.experimental_non_blocking = True                        # type: ignore[attr-defined]
@@ -278,10 +287,12 @@ class CallLog(ServerInterceptor):
         return call
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)        # each call is itself, however alike two are
 class _Started:
-    at: float                       # time.perf_counter()
+    method: str
     request_id: str
+    at: float                       # time.perf_counter()
+    thread: int                     # the handler's threading.get_ident()
 
 
 def request_id(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from cirulla.solver.rules import PRESETS
 
+from .stopping import ABANDONED, OVERRUN_SECONDS
+
 LOG_FORMATS = ("text", "json")
 
 
@@ -185,7 +187,10 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
         prog="cirulla-server",
         description="The Cirulla gRPC service: hints, AI moves and the rules (cirulla.v1).",
         epilog="Every flag can also be set by an environment variable: --max-budget-ms by "
-               "CIRULLA_MAX_BUDGET_MS, and so on.")
+               "CIRULLA_MAX_BUDGET_MS, and so on. On SIGTERM or SIGINT the calls in flight get "
+               f"--grace-seconds to finish, then are cancelled; what still runs {OVERRUN_SECONDS} s later "
+               "is abandoned (an ERROR line names it). Exit status: 0 stopped cleanly, 1 cannot start, "
+               f"2 bad flags or variables, {ABANDONED} stopped by abandoning calls that ignored cancellation.")
     defaults = ServerConfig()
     fields = [f for f in dataclasses.fields(ServerConfig)]
     for f in fields:

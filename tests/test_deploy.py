@@ -29,8 +29,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from cirulla.server.app import FLUSH_SECONDS, STOP_SECONDS
 from cirulla.server.config import available_cores, parse_config
+from cirulla.server.stopping import OVERRUN_SECONDS
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "deploy" / "k8s"
@@ -128,8 +128,8 @@ def test_the_deployment_runs_the_server_with_flags_it_accepts():
     # the native gRPC probes ask grpc.health.v1 on the serving port
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert c[probe]["grpc"]["port"] == ports["grpc"], probe
-    # Kubernetes waits for the server's own shutdown before it kills the pod
-    needed = config.grace_seconds + FLUSH_SECONDS + STOP_SECONDS
+    # Kubernetes waits for the server's own shutdown before it kills the pod (the stop's deadline ends it)
+    needed = config.grace_seconds + OVERRUN_SECONDS
     grace = objects["Deployment"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
     assert grace >= needed + 1, f"terminationGracePeriodSeconds {grace} < {needed} s of the server's shutdown + 1"
 

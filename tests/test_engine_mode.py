@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -44,10 +45,10 @@ class Engine:
     """A running `cirulla engine`: queries written to its stdin, its answers read
     by a thread and handed out by query id (a hang fails the test, not hangs it)."""
 
-    def __init__(self, tmp_path: Path, *flags: str):
+    def __init__(self, tmp_path: Path, *flags: str, launcher: list[str] | None = None):
         self.log = tmp_path / f"engine-{time.monotonic_ns()}.log"
         with open(self.log, "wb") as err:
-            self.proc = subprocess.Popen([*command(), *flags], stdin=subprocess.PIPE,
+            self.proc = subprocess.Popen([*(launcher or command()), *flags], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=err)
         self._lines: queue.Queue = queue.Queue()
         self._pending: dict[str, list[dict]] = defaultdict(list)
@@ -114,8 +115,8 @@ def fresh(tmp_path):
     """An engine of the test's own (for the end of input and signals)."""
     started = []
 
-    def start(*flags):
-        started.append(Engine(tmp_path, *flags))
+    def start(*flags, **options):
+        started.append(Engine(tmp_path, *flags, **options))
         return started[-1]
     yield start
     for e in started:
@@ -262,6 +263,37 @@ def test_a_signal_terminates_the_queries_and_exits_promptly(fresh, signum, code)
     e.proc.send_signal(signum)
     assert e.proc.wait(5) == code and time.monotonic() - start < 1.5
     assert e.final("slow", timeout=1)["getHint"]["hint"]["cutShort"] is True
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_queries_that_ignore_termination_cannot_keep_the_engine_alive(fresh, signum):
+    """Hints that spin for ever in pure Python, holding the GIL, deaf to their
+    termination, on a pool's workers (which interpreter exit joins): a signal
+    still ends the engine within its half second (and one more), with the
+    status for abandoned work (70), and the log names the queries abandoned."""
+    from spinning import SPINNING
+    e = fresh("--warm-presets", "", launcher=[sys.executable, str(Path(__file__).with_name("spinning.py")), "engine"])
+    query_ids = [f"spin-{n}" for n in range(4)]
+    for query_id in query_ids:
+        e.send(hint_query(query_id, choice_position()))
+    give_up = time.monotonic() + ANSWER_S
+    while e.log.read_text().count(SPINNING) < len(query_ids):
+        assert time.monotonic() < give_up, "the hints did not all start:\n" + e.log.read_text()
+        time.sleep(0.05)
+    start = time.monotonic()
+    e.proc.send_signal(signum)
+    try:
+        code = e.proc.wait(10)
+    except subprocess.TimeoutExpired:
+        pytest.fail("still running 10 s after the signal:\n" + e.log.read_text())
+    elapsed = time.monotonic() - start
+    log = e.log.read_text()
+    assert elapsed < 1.5, f"{elapsed:.2f} s from the signal to the exit:\n{log}"
+    assert code == 70, log                          # the documented status for abandoned work
+    abandoned = re.search(r"ERROR cirulla.engine: .*abandon.*", log)
+    assert abandoned and "abandoning 4 queries still running" in abandoned.group(), log
+    for query_id in query_ids:
+        assert f"get_hint query {query_id!r}" in abandoned.group(), log
 
 
 # --- 7. analysis -----------------------------------------------------------------------

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
+from pathlib import Path
 
 import grpc
 import pytest
@@ -21,18 +23,23 @@ from server_support import choice_position, view_msg
 HealthCheckResponse = health_pb2.HealthCheckResponse
 
 
-class Process:
-    """The server in a child process, its address read from its log."""
+SERVER = ("-m", "cirulla.server.app")
 
-    def __init__(self, *args: str, env: dict | None = None):
+
+class Process:
+    """The server in a child process, its address read from its log; `launcher`:
+    what python runs instead of the server's module (a test's own, e.g. spinning.py)."""
+
+    def __init__(self, *args: str, env: dict | None = None, launcher: Sequence[str] = SERVER):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cirulla.server.app", "--listen", "127.0.0.1:0", *args],
+            [sys.executable, *launcher, "--listen", "127.0.0.1:0", *args],
             stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
         self.lines: list[str] = []
         self._ready = threading.Event()
         self.port = None
         self.metrics_port = None            # with --metrics-listen (logged before the gRPC address)
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         if not self._ready.wait(30) or self.port is None:
             self.proc.kill()
             raise AssertionError("the server did not start:\n" + "".join(self.lines))
@@ -52,6 +59,12 @@ class Process:
                 self._ready.set()
         self._ready.set()
 
+    def log(self) -> str:
+        """Everything it logged (once it has exited: up to its last line)."""
+        if self.proc.poll() is not None:
+            self._reader.join(10)
+        return "".join(self.lines)
+
     def status(self):
         return self.health.Check(health_pb2.HealthCheckRequest(), timeout=2).status
 
@@ -66,8 +79,8 @@ class Process:
 def process():
     started = []
 
-    def start(*args, env=None):
-        started.append(Process(*args, env=env))
+    def start(*args, **options):
+        started.append(Process(*args, **options))
         return started[-1]
     yield start
     for p in started:
@@ -117,3 +130,42 @@ def test_a_port_in_use_is_an_error(process):
     done = subprocess.run([sys.executable, "-m", "cirulla.server.app", "--listen", f"127.0.0.1:{p.port}"],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 1 and "cannot start" in done.stderr
+
+
+SPINNING_LAUNCHER = (str(Path(__file__).with_name("spinning.py")), "server")
+SPIN_GRACE_S = 2.0
+
+
+def test_handlers_that_ignore_cancellation_cannot_keep_the_server_alive(process):
+    """Eight hints spin for ever in pure Python, holding the GIL, deaf to their
+    deadline and to cancellation: SIGTERM still ends the server within the
+    grace period plus one second, with the status for abandoned work (70),
+    and the log names the calls it abandoned."""
+    from spinning import SPINNING
+    p = process("--grace-seconds", str(SPIN_GRACE_S), "--warm-presets", "", launcher=SPINNING_LAUNCHER)
+    view = view_msg(choice_position())
+    request_ids = [f"spin-{n}" for n in range(8)]
+    # deadlines short enough to pass before SIGTERM, long enough for a loaded machine to start every handler
+    calls = [p.engine.GetHint.future(epb.GetHintRequest(view=view), timeout=3,
+                                     metadata=[("x-request-id", request_id)]) for request_id in request_ids]
+    give_up = time.monotonic() + 30
+    while p.log().count(SPINNING) < len(calls):
+        assert time.monotonic() < give_up, "the hints did not all start:\n" + p.log()
+        time.sleep(0.05)
+    for call in calls:                              # the deadlines have passed: nothing reaches the handlers
+        assert call.exception(timeout=30).code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    start = time.monotonic()
+    p.proc.send_signal(signal.SIGTERM)
+    try:
+        code = p.proc.wait(SPIN_GRACE_S + 10)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("still running 10 s past the grace after SIGTERM:\n" + p.log()) from None
+    elapsed = time.monotonic() - start
+    log = p.log()
+    assert elapsed < SPIN_GRACE_S + 1, f"{elapsed:.2f} s from SIGTERM to the exit:\n{log}"
+    assert code == 70, log                          # the documented status for abandoned work
+    abandoned = re.search(r"ERROR cirulla.server: .*abandon.*", log)
+    assert abandoned and "abandoning 8 calls still running" in abandoned.group(), log
+    for request_id in request_ids:                  # each call, and where its thread spins
+        assert re.search(rf"/cirulla.v1.EngineService/GetHint request_id={request_id} \([^;]* in spin\)",
+                         abandoned.group()), log
