@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from cirulla.solver.cards import RANKS, SUITS, Card, sort_key
+from cirulla.solver.cards import RANKS, SUITS, Card, ordered
 from cirulla.solver.events import CATEGORIES, HandEnd
 from cirulla.solver.moves import Move
 from cirulla.v1 import engine_service_pb2 as epb
@@ -31,7 +31,7 @@ def card(c: Card, matta: Card | None = None, style: str = "") -> str:
 
 
 def cards(cs: Iterable[Card], matta: Card | None = None, styles: dict[Card, str] | None = None) -> str:
-    cs = sorted(cs, key=sort_key)
+    cs = ordered(cs)
     styles = styles or {}
     return " ".join(card(c, matta, styles.get(c, "")) for c in cs) if cs else "[dim]—[/]"
 

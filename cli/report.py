@@ -23,7 +23,7 @@ from typing import Any
 
 from cirulla.solver import analysis
 from cirulla.solver.analysis import Decision, JudgedBy, PointKind, Summary, TimelinePoint
-from cirulla.solver.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Card, sort_key
+from cirulla.solver.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Card, ordered
 from cirulla.solver.events import CATEGORIES, Deal, HandEnd
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
@@ -125,7 +125,7 @@ def card_view(c: Card, matta: Card | None, mark: str = "") -> CardView:
 
 def card_views(cards: Iterable[Card], matta: Card | None, marks: dict[Card, str] | None = None) -> list[CardView]:
     marks = marks or {}
-    return [card_view(c, matta, marks.get(c, "")) for c in sorted(cards, key=sort_key)]
+    return [card_view(c, matta, marks.get(c, "")) for c in ordered(cards)]
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,8 @@ from google.protobuf import json_format
 from cirulla.cli import remote
 from cirulla.cli.main import main
 from cirulla.server.convert import view_to_proto
-from cirulla.solver import Deal, Match, Rules, Turn, record
+from cirulla.solver import Deal, Match, Move, Rules, Turn, record
+from cirulla.solver.cards import Card, sort_key
 from cirulla.solver.players import GreedyPlayer
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import arena_pb2, game_pb2
@@ -219,6 +221,27 @@ def test_analyze_shows_each_errors_position_and_why(capsys, tmp_path):
     assert one.index("table " + cards(blunder.position.table)) < one.index("hand " + cards(blunder.position.hand))
     assert f"unseen ({len(blunder.position.unseen)})" in one and "score " in one
     assert "played " + blunder.played.card.symbol in one
+
+
+class Backwards(frozenset):
+    """A set of cards that iterates against the order a Move prints them (as a set
+    may in another process, its cards' hashes being their addresses)."""
+
+    def __iter__(self):
+        return iter(sorted(frozenset.__iter__(self), key=sort_key, reverse=True))
+
+
+def test_a_reason_names_cards_as_a_move_prints_them(game):
+    from cirulla.solver.analysis import ErrorKind, analyze_all, explain
+    decisions, _ = analyze_all(record.load(game), iterations=200, seed=1)
+    d = next(d for d in decisions if not d.forced)
+    two, queen, ace, five = (Card.parse(c) for c in ("2H", "QH", "AD", "5S"))
+    missed = replace(d, kind=ErrorKind.MISSED_CAPTURE, played=Move(card=five),
+                     best=Move(card=Card.parse("4D"), captured=Backwards({queen, two})))
+    assert "5S takes nothing, where 4D x 2H QH takes 2H QH" in explain(missed)
+    gave = replace(d, kind=ErrorKind.GAVE_SCOPA, played=Move(card=five),
+                   position=replace(d.position, table=(queen, two, ace)))
+    assert explain(gave).startswith("5S leaves AD 2H 5S QH (17) on the table")
 
 
 def test_cards_in_the_terminal_are_in_colour_with_the_matta_marked():

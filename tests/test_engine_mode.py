@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
+from test_batch import runs_out_of_order
 
 from cirulla.server.config import ServerConfig
 from cirulla.server.service import Service
@@ -278,6 +279,8 @@ def test_analysis_answers_each_decision_then_the_summary(engine):
     assert [bool(a.get("final")) for a in answers] == [False] * total + [True]
     assert all("decision" in a["analyzeGame"] for a in answers[:-1]) and "summary" in answers[-1]["analyzeGame"]
     assert [a["analyzeGame"].get("done") for a in answers] == list(range(1, total + 1)) + [total]
+    reasons = [a["analyzeGame"]["decision"].get("reason", "") for a in answers[:-1]]
+    assert [r for r in reasons if runs_out_of_order(r)] == []      # cards named as a Move prints them
 
 
 def test_a_terminated_analysis_fails_cancelled(engine):
