@@ -36,7 +36,7 @@ answers and nothing else, logs go to standard error.
   before its search began. A query still waiting for a search slot ends when
   it gets one.
 - Bad lines get a failure INVALID_ARGUMENT with the id if one could be read
-  (else ""), and the engine goes on. Problems with the line itself name
+  (else "": every answer has its "id" key, empty or not), and the engine goes on. Problems with the line itself name
   fields of the EngineQuery (`id`, `request`, `report_interval_ms`,
   `terminate.query_id`, `get_hint.budget.iterations`; "" for a line that is
   not a JSON object); problems with the request name its fields as its gRPC
@@ -170,9 +170,8 @@ class Engine:
         """Write one answer; the caller holds the lock."""
         if self._broken:
             return
-        line = json_format.MessageToJson(answer, indent=None) + "\n"
         try:
-            self._out.write(line.encode("utf-8"))
+            self._out.write(_line(answer).encode("utf-8"))
             self._out.flush()
         except (OSError, ValueError) as e:      # the app closed our output: stop working for it
             self._broken = True
@@ -315,6 +314,12 @@ class Engine:
         for query in queries:
             if query.thread is not None:
                 query.thread.join(max(0.0, end - time.monotonic()))
+
+
+def _line(answer: EngineAnswer) -> str:
+    """The answer as one JSON line, its `id` first and always there: the JSON
+    mapping leaves an empty string out, and an app reads answers by their id."""
+    return json.dumps({"id": answer.id, **json_format.MessageToDict(answer)}) + "\n"
 
 
 def _cancelled(query: Query) -> EngineAnswer:

@@ -77,7 +77,7 @@ class Engine:
             assert line.endswith(b"\n") and line.count(b"\n") == 1
             answer = json.loads(line)               # every line is one JSON object
             json_format.ParseDict(answer, EngineAnswer())   # ... and an EngineAnswer
-            self._pending[answer.get("id", "")].append(answer)
+            self._pending[answer["id"]].append(answer)     # every answer has its id key, "" too
         return self._pending[query_id].pop(0)
 
     def answers(self, query_id: str, timeout: float = ANSWER_S) -> list[dict]:
@@ -233,6 +233,10 @@ def test_bad_lines_get_failures_and_the_engine_goes_on(engine):
         engine.send(line)
         code, fields = failure_of(engine.next(query_id))
         assert (code, fields[0]) == ("INVALID_ARGUMENT", field), line
+    engine.proc.stdin.write(b"\xff\xfe\n")      # not UTF-8
+    engine.proc.stdin.flush()
+    code, fields = failure_of(engine.next(""))
+    assert (code, fields[0]) == ("INVALID_ARGUMENT", "")
     engine.send("")                             # a blank line: no answer
     engine.send({"id": "after", "getEngineInfo": {}})
     assert engine.final("after")["getEngineInfo"]["version"]
