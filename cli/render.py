@@ -168,40 +168,41 @@ def luck_table(summary, side_names: Sequence[str]) -> Table:
 
 
 def decisions_table(decisions, names: Sequence[str], *, only_errors: bool = True) -> Table:
+    """A row per error (or per decision). A row stacks its moves (played, best,
+    the best seeing every card) in one column and its grade over its kind in
+    another, so that 80 columns show every move whole."""
     shown = [d for d in decisions if d.judgement or not only_errors]
     has_win = any(d.win_chance_loss is not None for d in shown)
-    has_why = any(d.kind for d in shown)
     t = Table(title=("Errors" if only_errors else "Every decision") + f" ({len(shown)})",
-              caption="h.r: hand.round; lost: expected points (± standard error); "
-                      + ("win: change in the chance of winning the match; " if has_win else "")
-                      + "seeing all: the best move had every card been visible (what the played one lost by it)"
-                      + ("; why: what the error did (its position, below, says it in words)" if has_why else ""),
+              caption="h.r: hand.round; seeing all: the best move had every card been visible (what the played "
+                      "one lost by it); lost: expected points (± standard error)"
+                      + ("; win: the change in the chance of winning the match" if has_win else "")
+                      + "; under a judgement, what the error did (its position, below, says it in words)",
               caption_justify="left")
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("h.r", justify="right", no_wrap=True)
-    t.add_column("player", no_wrap=True)
-    t.add_column("played")
-    t.add_column("best")
+    t.add_column("player", overflow="fold")
+    t.add_column("moves")
     t.add_column("lost", justify="right", no_wrap=True)
-    if has_win:
-        t.add_column("win", justify="right", no_wrap=True)
-    t.add_column("judgement", no_wrap=True)
-    t.add_column("seeing all")
-    if has_why:
-        t.add_column("why", no_wrap=True)
+    t.add_column("judgement")
     for d in shown:
         same = d.forced or d.played == d.best
-        row = [str(d.number + 1), f"{d.hand + 1}.{d.round + 1}", names[d.seat], move_text(str(d.played)),
-               "" if same else move_text(str(d.best)),
-               "" if same else f"{d.loss:.2f}±{d.loss_stderr:.2f}"]
-        if has_win:
-            row.append("" if same or d.win_chance_loss is None else f"{-100 * d.win_chance_loss:+.1f}%")
-        seen = "" if d.forced else move_text(str(d.hindsight_best)) + (
-            f" ({d.hindsight_loss:.2f})" if d.hindsight_loss > 0.005 else "")
-        row += [judgement(d.judgement, d.forced), seen]
-        if has_why:
-            row.append(ERROR_KIND_WORDS.get(str(d.kind), str(d.kind)) if d.kind else "")
-        t.add_row(*row)
+        moves = Table.grid(padding=(0, 1))
+        moves.add_column(style="dim", no_wrap=True, min_width=len("seeing all"))     # one indent in every row
+        moves.add_column()
+        moves.add_row("played", move_text(str(d.played)))
+        if not same:
+            moves.add_row("best", move_text(str(d.best)))
+        if not d.forced:
+            moves.add_row("seeing all", move_text(str(d.hindsight_best))
+                          + (f" ({d.hindsight_loss:.2f})" if d.hindsight_loss > 0.005 else ""))
+        lost = "" if same else f"{d.loss:.2f}±{d.loss_stderr:.2f}"
+        if has_win and not same and d.win_chance_loss is not None:
+            lost += f"\nwin {-100 * d.win_chance_loss:+.1f}%"
+        grade = judgement(d.judgement, d.forced)
+        if d.kind:
+            grade += f"\n[dim]{ERROR_KIND_WORDS.get(str(d.kind), str(d.kind))}[/]"
+        t.add_row(str(d.number + 1), f"{d.hand + 1}.{d.round + 1}", names[d.seat], moves, lost, grade)
     return t
 
 

@@ -30,12 +30,12 @@ from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1.embedded_engine_pb2 import Failure
 
 CLI = [sys.executable, "-m", "cirulla.cli.main"]
-ENV = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
+ENV = {**os.environ, "NO_COLOR": "1"}
 
 
-def run(*args, stdin: str = "", timeout: float = 90) -> subprocess.CompletedProcess:
+def run(*args, stdin: str = "", timeout: float = 90, columns: int = 120) -> subprocess.CompletedProcess:
     return subprocess.run([*CLI, *map(str, args)], input=stdin, capture_output=True, text=True,
-                          timeout=timeout, env=ENV)
+                          timeout=timeout, env={**ENV, "COLUMNS": str(columns)})
 
 
 def cli(capsys, *args) -> tuple[int, str, str]:
@@ -183,6 +183,21 @@ def test_analyze_prints_tables_and_json(capsys, game):
     s0, s1 = data["summary"]["sides"]
     assert s0["result"] == m.scores[0] - m.scores[1]
     assert abs(s0["start"] + s0["luck"] + s0["play"] + s0["rest"] - s0["result"]) < 1e-9
+
+
+def test_analyze_at_80_columns_shows_every_move_whole(game):
+    """The decisions table stacks each row's moves, so a terminal of 80 columns
+    cuts none of them short with an ellipsis."""
+    from rich.text import Text
+
+    from cirulla.cli.render import move_text
+    done = run("analyze", game, "--iterations", 300, "--seed", 1, "--all", columns=80)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "…" not in out and max(map(len, out.splitlines())) <= 80
+    table = out[out.index("Every decision"):out.index("h.r: hand.round")].splitlines()
+    played = [Text.from_markup(move_text(str(e.move))).plain for e in record.load(game).events if isinstance(e, Turn)]
+    assert [m for m in played if not any(m in line for line in table)] == []
 
 
 def test_analyze_writes_the_html_report(capsys, game, tmp_path):
