@@ -19,7 +19,7 @@ from . import records
 from .engine import add_parser as add_engine
 from .habits import add_parser as add_habits
 from .output import console_for, emit
-from .remote import NO_FILE, OK, USAGE, CliError, Remote
+from .remote import FAILED, NO_FILE, OK, USAGE, CliError, Remote
 
 EXAMPLES = """examples:
   cirulla play                              a match to 51 against the engine (level casual)
@@ -207,8 +207,18 @@ def cmd_arena(args) -> int:
         if args.progress and k % args.progress == 0 and k < args.pairs:
             console.print(f"[{k}/{args.pairs}] " + res.lines()[1])
 
+    save = Path(args.save) if args.save else None
+    if save is not None:
+        try:
+            save.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise CliError(f"--save {args.save}: {e.strerror}", FAILED) from None
     load_before, start = os.getloadavg()[0], time.monotonic()
-    res = arena(args.a, args.b, rules=rules, pairs=args.pairs, seed=args.seed, jobs=args.jobs, on_pair=progress)
+    try:
+        res = arena(args.a, args.b, rules=rules, pairs=args.pairs, seed=args.seed, jobs=args.jobs, save=save,
+                    on_pair=progress)
+    except OSError as e:
+        raise CliError(f"--save {args.save}: cannot write {e.filename}: {e.strerror}", FAILED) from None
     # wall-time budgets depend on what else the machine ran: say how busy it was
     load = (f"machine_load: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (1-minute load average, "
             f"{os.cpu_count()} cores, {args.jobs} jobs, {time.monotonic() - start:.0f} s)")
@@ -221,6 +231,8 @@ def cmd_arena(args) -> int:
     for line in res.lines():
         console.print(line)
     console.print(load)
+    if save is not None:
+        console.print(f"records: {2 * res.pairs} games in {save}", soft_wrap=True)
     return OK
 
 
@@ -361,6 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
                  "examples:\n  cirulla arena ismcts:100ms greedy --pairs 100 --jobs 2\n"
                  "  cirulla arena ismcts:20ms flatmc:20ms --hands 1 --pairs 500 --json\n"
                  "  cirulla arena casual beginner --hands 1 --pairs 200 --jobs 2\n"
+                 "  cirulla arena casual greedy --pairs 20 --save games/ && cirulla analyze games/ --out a.jsonl\n"
                  "  python bench/ladder.py --jobs 2      every level against the one below and greedy")
     ar.add_argument("a", help="engine A, e.g. ismcts:100ms or level:casual")
     ar.add_argument("b", help="engine B, e.g. greedy")
@@ -369,6 +382,9 @@ def build_parser() -> argparse.ArgumentParser:
     ar.add_argument("--seed", type=int, default=0)
     ar.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     ar.add_argument("--progress", type=int, default=0, metavar="N", help="print the figures every N pairs")
+    ar.add_argument("--save", metavar="DIR",
+                    help="write every game played into DIR as a record (as `cirulla play --save` does), the "
+                         "engines' names as the players' (seed<S>-AB.json: A on side 0; seed<S>-BA.json: B)")
     ar.set_defaults(run=cmd_arena)
 
     sub.add_parser("serve", help="run the gRPC service", add_help=False)   # parsed by cmd_serve
