@@ -247,8 +247,9 @@ class Totals:
     """The table per player, game by game."""
 
     COLUMNS = ("player", "games", "decisions", "accuracy", "inaccuracies", "mistakes", "blunders", "luck")
-    NOTE = ("accuracy: 0-100, over the unforced decisions; {errors}: per 100 unforced decisions; luck: the "
-            "points of expected margin the deals gave the player's side, per game (2 sides)")
+    NOTE = ("decisions: every move the player made, forced ones included; accuracy: 0-100, over the unforced "
+            "decisions (those with a choice); {errors}: per 100 unforced decisions; luck: the points of expected "
+            "margin the deals gave the player's side, per game (2 sides)")
 
     def __init__(self) -> None:
         self.games = 0

@@ -128,7 +128,7 @@ def players_table(summary) -> Table:
             ("mistakes", [f"[{JUDGEMENT_STYLE['mistake']}]{p.mistakes}[/]" for p in ps]),
             ("blunders", [f"[{JUDGEMENT_STYLE['blunder']}]{p.blunders}[/]" for p in ps]),
             ("points lost by errors", [f"{p.loss:.2f}" for p in ps]),
-            ("... per decision", [f"{p.average_loss:.3f}" for p in ps]),
+            ("... per unforced decision", [f"{p.average_loss:.3f}" for p in ps]),
             ("lost against perfect knowledge", [f"{p.hindsight_loss:.1f}" for p in ps]),
             ("... by the best moves it could see", [f"{p.unavoidable_loss:.1f}" for p in ps]))
     for label, cells in rows:

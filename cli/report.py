@@ -377,7 +377,7 @@ def players_data(summary: Summary) -> list[dict[str, Any]]:
                       ("mistake", p.mistakes, "mistake" + ("" if p.mistakes == 1 else "s")),
                       ("blunder", p.blunders, "blunder" + ("" if p.blunders == 1 else "s"))],
             "facts": [("decisions (forced)", f"{p.decisions} ({p.forced})"), ("points lost", f"{p.loss:.2f}"),
-                      ("lost per decision", f"{p.average_loss:.3f}"),
+                      ("lost per unforced decision", f"{p.average_loss:.3f}"),
                       ("lost against perfect knowledge", f"{p.hindsight_loss:.1f}"),
                       ("… by the best moves it could see", f"{p.unavoidable_loss:.1f}")]})
     return out
