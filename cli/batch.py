@@ -464,7 +464,8 @@ class DaskBackend:
         self.task, self.iterations, self.seed = task, iterations, args.seed
 
     def ahead(self) -> int:
-        return AHEAD * max(1, sum(self.client.nthreads().values()))   # workers may come and go
+        threads: dict[str, int] = self.client.nthreads()               # by worker: they may come and go
+        return AHEAD * max(1, sum(threads.values()))
 
     def submit(self, game: Game) -> Any:
         future = self.client.submit(self.task, game.text, game.game_id, game.source, self.iterations, self.seed,

@@ -47,6 +47,7 @@ from cirulla.solver.cards import Card
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import game_pb2 as pb
 
+from . import Subcommands
 from .remote import FAILED, NO_FILE, OK, USAGE, CliError
 from .report import CardView, card_view, environment
 
@@ -567,9 +568,9 @@ exit codes: 0 done, 1 some input was not an analysis (reported, skipped),
 2 bad usage, 3 no game to count, 5 file not found"""
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Add the `habits` command to `cirulla`'s subparsers."""
-    p: argparse.ArgumentParser = subparsers.add_parser(
+    p = subparsers.add_parser(
         "habits", help="a player's habits over many analysed games",
         description="Per player, over many analysed games (in the order read): the accuracy of each\n"
                     "game and in all, errors per 100 unforced decisions by phase of the hand (first\n"

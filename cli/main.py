@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -20,6 +23,9 @@ from .engine import add_parser as add_engine
 from .habits import add_parser as add_habits
 from .output import console_for, emit
 from .remote import FAILED, NO_FILE, OK, USAGE, CliError, Remote
+
+if TYPE_CHECKING:
+    from cirulla.solver.view import SeatView
 
 EXAMPLES = """examples:
   cirulla play                              a match to 51 against the engine (level casual)
@@ -62,7 +68,7 @@ def _add_rules(p: argparse.ArgumentParser, *, players: tuple[int, ...]) -> None:
     g.add_argument("--hands", type=int, help="play this many hands instead of to a target")
 
 
-def _rules(args) -> Rules:
+def _rules(args: argparse.Namespace) -> Rules:
     """The rules the command's --preset, --players, --target and --hands name."""
     options = {name: getattr(args, name) for name in ("players", "target", "hands") if getattr(args, name)}
     return Rules.preset(args.preset, **options)
@@ -70,7 +76,7 @@ def _rules(args) -> Rules:
 
 # --- play -------------------------------------------------------------------------
 
-def cmd_play(args) -> int:
+def cmd_play(args: argparse.Namespace) -> int:
     from cirulla.solver import record
     from cirulla.solver.match import Match
 
@@ -92,8 +98,9 @@ def cmd_play(args) -> int:
 
 # --- hint -------------------------------------------------------------------------
 
-def _position(args):
-    """The view to rank: --view FILE, or a record at --event / --seat."""
+def _position(args: argparse.Namespace) -> tuple[SeatView, int | None]:
+    """The view to rank (--view FILE, or a record at --event / --seat), and the
+    record's event it is before (None for a view file)."""
     from google.protobuf import json_format
 
     from cirulla.server.convert import view_from_proto
@@ -143,7 +150,7 @@ def _position(args):
     return at.view(at.to_move), mine[-1]
 
 
-def cmd_hint(args) -> int:
+def cmd_hint(args: argparse.Namespace) -> int:
     from cirulla.server import convert
     from cirulla.v1 import engine_service_pb2 as epb
     view, event = _position(args)
@@ -182,7 +189,7 @@ def cmd_hint(args) -> int:
 
 # --- analyze ----------------------------------------------------------------------
 
-def cmd_analyze(args) -> int:
+def cmd_analyze(args: argparse.Namespace) -> int:
     from .batch import is_batch, run_batch
     if is_batch(args):
         return run_batch(args)
@@ -196,14 +203,14 @@ def cmd_analyze(args) -> int:
 
 # --- arena ------------------------------------------------------------------------
 
-def cmd_arena(args) -> int:
+def cmd_arena(args: argparse.Namespace) -> int:
     from cirulla.server import convert
-    from cirulla.solver.arena import arena
+    from cirulla.solver.arena import ArenaResult, arena
     from cirulla.v1 import arena_pb2
     rules = _rules(args)
     console = console_for(args)
 
-    def progress(k, res):
+    def progress(k: int, res: ArenaResult) -> None:
         if args.progress and k % args.progress == 0 and k < args.pairs:
             console.print(f"[{k}/{args.pairs}] " + res.lines()[1])
 
@@ -254,8 +261,6 @@ examples:
 
 def cmd_serve(argv: list[str]) -> int:
     """`cirulla serve [--json] [server flags]`: the flags are cirulla-server's."""
-    import logging
-
     from cirulla.server.app import serve
     from cirulla.server.config import parse_config
     as_json = "--json" in argv
@@ -275,10 +280,10 @@ def cmd_serve(argv: list[str]) -> int:
     return serve(config)
 
 
-class _JsonLog:
+class _JsonLog(logging.Formatter):
     """One JSON object per log line (`cirulla serve --json`)."""
 
-    def format(self, record) -> str:
+    def format(self, record: logging.LogRecord) -> str:
         return json.dumps({"time": record.created, "level": record.levelname, "logger": record.name,
                            "message": record.getMessage()})
 
@@ -291,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     raw = argparse.RawDescriptionHelpFormatter
 
-    def command(name, help, description, epilog):
+    def command(name: str, help: str, description: str, epilog: str) -> argparse.ArgumentParser:
         c = sub.add_parser(name, help=help, description=description, epilog=epilog, formatter_class=raw)
         c.add_argument("--json", action="store_true", help="print JSON for scripts (readable output goes to stderr)")
         return c
@@ -398,8 +403,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["serve"]:
         return cmd_serve(argv[1:])              # the server parses its own flags
     args = build_parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = args.run      # the command's, set by its subparser
     try:
-        return args.run(args)
+        return run(args)
     except (CliError, CirullaError) as e:
         error = e if isinstance(e, CliError) else CliError.of(e)
         Console(stderr=True, highlight=False).print(f"[red]error:[/] {error}", soft_wrap=True)

@@ -9,6 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from cirulla.solver.analysis import Decision, Summary
 from cirulla.solver.cards import RANKS, SUITS, Card, ordered
 from cirulla.solver.events import CATEGORIES, HandEnd
 from cirulla.solver.moves import Move
@@ -37,7 +38,7 @@ def cards(cs: Iterable[Card], matta: Card | None = None, styles: dict[Card, str]
 
 
 def move(m: Move) -> str:
-    if m.is_declaration:
+    if m.card is None:                      # a declaration
         return f"declare {cards(m.declared)}" + (f" + {cards(m.declared_second)}" if m.declared_second else "") + \
             (f" (matta as {'A234567JQK'[m.matta_as]})" if m.matta_as is not None else "") + f"  [green]+{m.points}[/]"
     if not m.captured:
@@ -47,7 +48,7 @@ def move(m: Move) -> str:
 
 def move_text(text: str, matta: Card | None = None) -> str:
     """A move's text form ("7C x 2C 5S") with suit symbols and colour."""
-    def one(m: re.Match) -> str:
+    def one(m: re.Match[str]) -> str:
         return card(Card.parse(m.group(0)), matta)
     return _CARD.sub(one, text.replace(" x ", " × "))
 
@@ -68,7 +69,7 @@ def hand_end_table(end: HandEnd, side_names: list[str]) -> Table:
 
 # --- hints ---------------------------------------------------------------------
 
-def hint_table(hint, *, title: str = "", limit: int | None = None,
+def hint_table(hint: epb.Hint, *, title: str = "", limit: int | None = None,
                numbers: dict[str, int] | None = None) -> Table:
     """A cirulla.v1.Hint: every move ranked with the search's figures. With
     `numbers` (move text -> its number in the menu) the # column shows the
@@ -115,7 +116,7 @@ def judgement(name: str | None, forced: bool = False) -> str:
     return f"[{JUDGEMENT_STYLE[name]}]{name}[/]"
 
 
-def players_table(summary) -> Table:
+def players_table(summary: Summary) -> Table:
     """A column per player (narrow terminals fit four players)."""
     t = Table(title="Players")
     t.add_column("")
@@ -136,7 +137,7 @@ def players_table(summary) -> Table:
     return t
 
 
-def sides_table(summary) -> Table:
+def sides_table(summary: Summary) -> Table:
     t = Table(title="Where the result came from (points)",
               caption="result = dealer's edge + luck of the deals + hidden luck (the cards the others held) "
                       "+ play (errors) + noise (the evaluation's)",
@@ -149,7 +150,7 @@ def sides_table(summary) -> Table:
     return t
 
 
-def luck_table(summary, side_names: Sequence[str]) -> Table:
+def luck_table(summary: Summary, side_names: Sequence[str]) -> Table:
     """The luck of every deal for side 0, a row per hand."""
     rounds = max((d.round for d in summary.deals), default=0) + 1
     t = Table(title=f"Luck of each deal, for {side_names[0]} (points of expected margin)")
@@ -167,7 +168,7 @@ def luck_table(summary, side_names: Sequence[str]) -> Table:
     return t
 
 
-def decisions_table(decisions, names: Sequence[str], *, only_errors: bool = True) -> Table:
+def decisions_table(decisions: Sequence[Decision], names: Sequence[str], *, only_errors: bool = True) -> Table:
     """A row per error (or per decision). A row stacks its moves (played, best,
     the best seeing every card) in one column and its grade over its kind in
     another, so that 80 columns show every move whole."""
@@ -206,7 +207,7 @@ def decisions_table(decisions, names: Sequence[str], *, only_errors: bool = True
     return t
 
 
-def position(d, names: Sequence[str], side_names: Sequence[str], matta: Card | None = None) -> Panel:
+def position(d: Decision, names: Sequence[str], side_names: Sequence[str], matta: Card | None = None) -> Panel:
     """A decision's position as the seat saw it: the table, its hand, the
     cards it had not seen, the scores; the played and the best move's cards
     marked (underlined: played; on green: best), the matta starred, and why
@@ -247,7 +248,8 @@ def position(d, names: Sequence[str], side_names: Sequence[str], matta: Card | N
     return Panel(g, title=title, title_align="left", expand=False)
 
 
-def positions(decisions, names: Sequence[str], side_names: Sequence[str], matta: Card | None = None) -> Group:
+def positions(decisions: Sequence[Decision], names: Sequence[str], side_names: Sequence[str],
+              matta: Card | None = None) -> Group:
     """The position of each of `decisions`, with a key to the marks."""
     key = (f"[dim]{_mark('underlined', PLAYED_STYLE)}: the played move's cards; {_mark('on green', BEST_STYLE)}: "
            f"the best move's" + (f"; {card(matta, matta)}: the matta (wild card)" if matta is not None else "") + "[/]")

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cirulla.solver import analysis
 from cirulla.solver.analysis import Decision, JudgedBy, PointKind, Summary, TimelinePoint
@@ -27,6 +27,9 @@ from cirulla.solver.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Card, o
 from cirulla.solver.events import CATEGORIES, Deal, HandEnd
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 SIDE_COLOURS = ("#2563eb", "#db2777")
 THIRD_SIDE = "#0d9488"              # the third side of a 3-player match
@@ -55,7 +58,7 @@ JS = _template_text("report.js")
 
 
 @lru_cache(maxsize=1)
-def environment() -> Any:
+def environment() -> Environment:
     """The templates of cli/templates/, HTML autoescaped; `cardtext` draws the
     cards named in a text (a reason, a move) in their suits' colours."""
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -509,4 +512,4 @@ def page_data(match: Match, decisions: Sequence[Decision], summary: Summary) -> 
 
 def html_report(match: Match, decisions: Sequence[Decision], summary: Summary) -> str:
     """The whole page, one self-contained file."""
-    return str(environment().get_template("report.html").render(page_data(match, decisions, summary)))
+    return environment().get_template("report.html").render(page_data(match, decisions, summary))
