@@ -2,6 +2,7 @@
 progress bar while it works), as JSON, or as a self-contained web page."""
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,12 +21,12 @@ if TYPE_CHECKING:
     from cirulla.v1 import analysis_service_pb2 as apb
 
 
-def _local(match: Match, args) -> Iterator[Decision | Summary]:
+def _local(match: Match, args: argparse.Namespace) -> Iterator[Decision | Summary]:
     return analysis.analyze(match, iterations=args.iterations or analysis.DEFAULT_ITERATIONS,
                             seed=args.seed, jobs=args.jobs)
 
 
-def _remote(match: Match, args) -> Iterator[Decision | Summary]:
+def _remote(match: Match, args: argparse.Namespace) -> Iterator[Decision | Summary]:
     import grpc
 
     from cirulla.server.convert import decision_from_proto, summary_from_proto
@@ -45,7 +46,7 @@ def _remote(match: Match, args) -> Iterator[Decision | Summary]:
             raise rpc_error(e, args.server) from None
 
 
-def collect(match: Match, args, console: Console) -> tuple[list[Decision], Summary]:
+def collect(match: Match, args: argparse.Namespace, console: Console) -> tuple[list[Decision], Summary]:
     """Run the analysis (local or remote) behind a progress bar."""
     stream = _remote(match, args) if args.server else _local(match, args)
     total = analysis.decision_count(match)
@@ -66,7 +67,7 @@ def collect(match: Match, args, console: Console) -> tuple[list[Decision], Summa
     return decisions, summary
 
 
-def run_analysis(match: Match, args, console: Console) -> int:
+def run_analysis(match: Match, args: argparse.Namespace, console: Console) -> int:
     if args.iterations is not None and args.iterations < 1:
         raise CliError("--iterations must be positive")
     if args.jobs < 1:

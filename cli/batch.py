@@ -247,8 +247,9 @@ class Totals:
     """The table per player, game by game."""
 
     COLUMNS = ("player", "games", "decisions", "accuracy", "inaccuracies", "mistakes", "blunders", "luck")
-    NOTE = ("accuracy: 0-100, over the unforced decisions; {errors}: per 100 unforced decisions; luck: the "
-            "points of expected margin the deals gave the player's side, per game (2 sides)")
+    NOTE = ("decisions: every move the player made, forced ones included; accuracy: 0-100, over the unforced "
+            "decisions (those with a choice); {errors}: per 100 unforced decisions; luck: the points of expected "
+            "margin the deals gave the player's side, per game (2 sides)")
 
     def __init__(self) -> None:
         self.games = 0
@@ -463,7 +464,8 @@ class DaskBackend:
         self.task, self.iterations, self.seed = task, iterations, args.seed
 
     def ahead(self) -> int:
-        return AHEAD * max(1, sum(self.client.nthreads().values()))   # workers may come and go
+        threads: dict[str, int] = self.client.nthreads()               # by worker: they may come and go
+        return AHEAD * max(1, sum(threads.values()))
 
     def submit(self, game: Game) -> Any:
         future = self.client.submit(self.task, game.text, game.game_id, game.source, self.iterations, self.seed,

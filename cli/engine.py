@@ -36,7 +36,7 @@ answers and nothing else, logs go to standard error.
   before its search began. A query still waiting for a search slot ends when
   it gets one.
 - Bad lines get a failure INVALID_ARGUMENT with the id if one could be read
-  (else ""), and the engine goes on. Problems with the line itself name
+  (else "": every answer has its "id" key, empty or not), and the engine goes on. Problems with the line itself name
   fields of the EngineQuery (`id`, `request`, `report_interval_ms`,
   `terminate.query_id`, `get_hint.budget.iterations`; "" for a line that is
   not a JSON object); problems with the request name its fields as its gRPC
@@ -61,21 +61,23 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from contextlib import closing
+from types import FrameType
+from typing import Any, BinaryIO
 
 import grpc
 from google.protobuf import json_format
-from google.protobuf.descriptor import Descriptor
 
 from cirulla.server.config import ServerConfig
 from cirulla.server.convert import Problems
 from cirulla.server.errors import BadRequest, RpcError, failure_of
 from cirulla.server.service import Service
 from cirulla.server.stopping import OVERRUN_SECONDS, StopDeadline, Unfinished
-from cirulla.solver.bounds import field_range
+from cirulla.solver.bounds import Descriptor, FieldType, field_range
 from cirulla.v1.embedded_engine_pb2 import EngineAnswer, EngineQuery, Failure, Terminate
 
+from . import Subcommands
 from .remote import OK, USAGE, CliError
 
 log = logging.getLogger("cirulla.engine")
@@ -164,7 +166,7 @@ class Query:
 class Engine:
     """Reads queries, runs each on its own thread, writes the answers."""
 
-    def __init__(self, service: Service, out):
+    def __init__(self, service: Service, out: BinaryIO):
         self.service = service
         self._out = out                         # a binary stream
         self._lock = threading.Lock()           # the output and the queries in flight
@@ -177,9 +179,8 @@ class Engine:
         """Write one answer; the caller holds the lock."""
         if self._broken:
             return
-        line = json_format.MessageToJson(answer, indent=None) + "\n"
         try:
-            self._out.write(line.encode("utf-8"))
+            self._out.write(_line(answer).encode("utf-8"))
             self._out.flush()
         except (OSError, ValueError) as e:      # the app closed our output: stop working for it
             self._broken = True
@@ -282,15 +283,20 @@ class Engine:
         if query.ended:                         # terminated before its thread ran
             return _cancelled(query)
         kind, request, service = query.kind, getattr(query.message, query.kind), self.service
+        # the service's streams are generators: closing one early ends what it runs
         if kind == "get_hint" and query.message.report_interval_ms:
-            with closing(service.get_hint_reports(request, query, query.message.report_interval_ms)) as reports:
-                for response, final in reports:
+            reports = service.get_hint_reports(request, query, query.message.report_interval_ms)
+            assert isinstance(reports, Generator)
+            with closing(reports):
+                for hint, final in reports:
                     if final:
-                        return _cancelled(query) if query.began_after_end else EngineAnswer(get_hint=response)
-                    self.send(EngineAnswer(id=query.id, get_hint=response))
+                        return _cancelled(query) if query.began_after_end else EngineAnswer(get_hint=hint)
+                    self.send(EngineAnswer(id=query.id, get_hint=hint))
             return _cancelled(query)            # never happens: the reports end with the final one
         if kind == "analyze_game":
-            with closing(service.analyze_game(request, query)) as responses:
+            responses = service.analyze_game(request, query)
+            assert isinstance(responses, Generator)
+            with closing(responses):
                 for response in responses:
                     if response.HasField("summary"):
                         return EngineAnswer(analyze_game=response)
@@ -330,6 +336,12 @@ class Engine:
         for query in queries:
             if query.thread is not None:
                 query.thread.join(max(0.0, end - time.monotonic()))
+
+
+def _line(answer: EngineAnswer) -> str:
+    """The answer as one JSON line, its `id` first and always there: the JSON
+    mapping leaves an empty string out, and an app reads answers by their id."""
+    return json.dumps({"id": answer.id, **json_format.MessageToDict(answer)}) + "\n"
 
 
 def _cancelled(query: Query) -> EngineAnswer:
@@ -378,7 +390,7 @@ def _id_in(line: str) -> str:
 _REQUESTS = EngineQuery.DESCRIPTOR.oneofs_by_name["request"]
 
 
-def _field_of(text: str, data: dict) -> str:
+def _field_of(text: str, data: dict[str, Any]) -> str:
     """The field a json_format.ParseError names, as a path of proto field names:
     relative to the request for a field inside it (`view.hand`), as its gRPC
     call would name it, else to the query (`report_interval_ms`,
@@ -402,14 +414,16 @@ def _field_of(text: str, data: dict) -> str:
             names, message = names[1:], field.message_type      # the gRPC request's own paths
     path = []
     for component in names:
-        name, index = re.fullmatch(r"(.*?)((?:\[\d+\])*)", component).groups()
+        split = re.fullmatch(r"(.*?)((?:\[\d+\])*)", component)
+        assert split is not None, "(.*?) takes what the indices leave"
+        name, index = split.groups()
         field = _field_named(message, name)
         path.append((field.name if field else name) + index)
         message = field.message_type if field else None
     return ".".join(path)
 
 
-def _field_named(message: Descriptor | None, name: str):
+def _field_named(message: Descriptor | None, name: str) -> FieldType | None:
     if message is None:
         return None
     for field in message.fields:
@@ -431,7 +445,7 @@ def engine_config(args: argparse.Namespace) -> ServerConfig:
         raise CliError(str(e).replace("_", "-"), USAGE) from None
 
 
-def run(args: argparse.Namespace, stdin=None, stdout=None) -> int:
+def run(args: argparse.Namespace, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
     """`cirulla engine`: serve the queries of standard input until its end."""
     config = engine_config(args)
     level = config.log_level.upper()
@@ -467,11 +481,11 @@ def run(args: argparse.Namespace, stdin=None, stdout=None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
-def _raise_stop(signum, frame):
+def _raise_stop(signum: int, frame: FrameType | None) -> None:
     raise _Stop()
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Add the `engine` command to `cirulla`'s subparsers; it runs `run`."""
     defaults = ServerConfig()
     p = subparsers.add_parser(
@@ -508,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     add_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["engine", *(sys.argv[1:] if argv is None else argv)])
     try:
-        return args.run(args)
+        return run(args)
     except CliError as e:
         print(f"error: {e}", file=sys.stderr)
         return e.code

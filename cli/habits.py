@@ -14,8 +14,8 @@ Per player (by the names in the analyses' summaries, whatever the seat):
 * the accuracy of each game (the mean over the player's unforced decisions in
   it, as a game's own accuracy is) and over every game;
 * errors (inaccuracies, mistakes and blunders) per 100 unforced decisions:
-  by phase of the hand (each phase's rate over that phase's decisions), by
-  kind and by grade (over all the player's decisions);
+  by phase of the hand (each phase's rate over that phase's unforced
+  decisions), by kind and by grade (over all the player's unforced decisions);
 * the most frequent kind of error and its two costliest examples: the
   position as the player saw it, the move played, the best move, and why.
 
@@ -47,6 +47,7 @@ from cirulla.solver.cards import Card
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import game_pb2 as pb
 
+from . import Subcommands
 from .remote import FAILED, NO_FILE, OK, USAGE, CliError
 from .report import CardView, card_view, environment
 
@@ -84,7 +85,7 @@ class Game:
     """One analysed game as read."""
     index: int                  # 1-based, in the order read: the habits' time
     game_id: str                # the batch line's id; "" for a single game's --json
-    source: str                 # where it was read (file, or file:line)
+    source: str                 # the record's file (the batch line's source), else where the analysis was read
     names: dict[int, str]       # seat -> player name
     decisions: Sequence[apb.DecisionAnalysis]
 
@@ -139,9 +140,9 @@ def parse_analysis(text: str, where: str, index: int) -> Game:
     try:
         if "analysis" in data or "gameId" in data or "game_id" in data:
             line = json_format.ParseDict(data, apb.GameAnalysisLine())
-            game_id, analysis = line.game_id, line.analysis
+            game_id, analysis, source = line.game_id, line.analysis, line.source or where
         else:
-            game_id, analysis = "", json_format.ParseDict(data, apb.GameAnalysis())
+            game_id, analysis, source = "", json_format.ParseDict(data, apb.GameAnalysis()), where
     except json_format.ParseError as e:
         raise ValueError(f"not a cirulla.v1.GameAnalysisLine or GameAnalysis: {e}") from None
     outside = out_of_bounds(analysis, "analysis")
@@ -153,7 +154,7 @@ def parse_analysis(text: str, where: str, index: int) -> Game:
     for d in analysis.decisions:
         if d.seat not in names:
             raise ValueError(f"decision {d.number}: seat {d.seat} is not among the summary's players")
-    return Game(index, game_id, where, names, analysis.decisions)
+    return Game(index, game_id, source, names, analysis.decisions)
 
 
 def read_games(files: Iterable[Path], warn: Warn) -> Iterator[Game]:
@@ -204,8 +205,7 @@ def read_games(files: Iterable[Path], warn: Warn) -> Iterator[Game]:
 class Example:
     """An error shown as an example: where it was, the position, the two moves, why."""
     game: int                   # Game.index
-    game_id: str
-    source: str
+    source: str                 # Game.source
     number: int                 # the decision's, 0-based
     hand: int
     round: int
@@ -226,7 +226,7 @@ class Example:
 class GamePoint:
     """One game of a player: the accuracy-over-time series."""
     game: int                   # Game.index
-    game_id: str
+    source: str                 # Game.source
     unforced: int
     accuracy: float | None      # None: no unforced decision in it
     errors: int
@@ -240,7 +240,7 @@ class Habits:
     decisions: int = 0
     unforced: int = 0
     accuracy_points: float = 0.0                # decisions' accuracies summed (unforced)
-    phase_decisions: Counter[str] = field(default_factory=Counter)   # unforced, by phase
+    phase_unforced: Counter[str] = field(default_factory=Counter)    # unforced decisions, by phase
     phase_errors: Counter[str] = field(default_factory=Counter)
     kinds: Counter[str] = field(default_factory=Counter)
     phase_kinds: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -262,12 +262,12 @@ class Habits:
         return 100.0 * count / n if n else None
 
     def phase_rate(self, phase: str) -> float | None:
-        return self.per_100(self.phase_errors[phase], self.phase_decisions[phase])
+        return self.per_100(self.phase_errors[phase], self.phase_unforced[phase])
 
     @property
     def phases(self) -> list[str]:
         """The phases to show: the three, and "unknown" if some decision had none."""
-        return list(PHASES) + ([UNKNOWN_PHASE] if self.phase_decisions[UNKNOWN_PHASE] else [])
+        return list(PHASES) + ([UNKNOWN_PHASE] if self.phase_unforced[UNKNOWN_PHASE] else [])
 
     @property
     def top_kind(self) -> str | None:
@@ -298,7 +298,7 @@ class Habits:
             unforced += 1
             points += d.accuracy
             phase = _enum(d, "phase") or UNKNOWN_PHASE
-            self.phase_decisions[phase] += 1
+            self.phase_unforced[phase] += 1
             grade = _enum(d, "judgement")
             if grade not in GRADES:
                 continue
@@ -314,13 +314,13 @@ class Habits:
             self.grades[grade] += 1
             self.cost[kind] = self.cost.get(kind, 0.0) + d.severity
             self._keep(kind, Example(
-                game=game.index, game_id=game.game_id, source=game.source, number=d.number, hand=d.hand,
+                game=game.index, source=game.source, number=d.number, hand=d.hand,
                 round=d.round, phase=phase, grade=grade, severity=d.severity, loss=d.loss, played=d.played,
                 best=d.best, reason=d.reason, hand_cards=tuple(d.position.hand), table=tuple(d.position.table),
                 scores=tuple(d.position.scores), hand_points=tuple(d.position.hand_points)))
         self.unforced += unforced
         self.accuracy_points += points
-        self.games.append(GamePoint(game.index, game.game_id, unforced,
+        self.games.append(GamePoint(game.index, game.source, unforced,
                                     points / unforced if unforced else None, errors))
 
     def _keep(self, kind: str, example: Example) -> None:
@@ -380,19 +380,20 @@ def tables(report: Report, only: Sequence[str] = ()) -> list[Table]:
             t.add_column(name, justify="right", no_wrap=True)
         return t
 
-    first = table(f"Habits over {report.games} games", "decisions: the unforced ones; accuracy: 0-100 over "
-                  "them; errors (inacc., mist., blund.): per 100 unforced decisions",
-                  ("games", "decisions", "accuracy", "errors", "inacc.", "mist.", "blund."))
+    first = table(f"Habits over {report.games} games", "unforced: the decisions with a choice (forced moves "
+                  "left out); accuracy: 0-100 over them; errors (inacc., mist., blund.): per 100 unforced decisions",
+                  ("games", "unforced", "accuracy", "errors", "inacc.", "mist.", "blund."))
     for h in players:
         first.add_row(escape(h.name), str(len(h.games)), str(h.unforced), _num(h.accuracy),
                       _num(h.per_100(h.errors)), *(_num(h.per_100(h.grades[g])) for g in GRADES))
-    second = table("Errors per 100 decisions by phase of the hand", "each phase's errors over its own decisions",
+    second = table("Errors per 100 unforced decisions by phase of the hand",
+                   "each phase's errors over its own unforced decisions",
                    [PHASES[p] for p in PHASES])
     for h in players:
         second.add_row(escape(h.name), *(_num(h.phase_rate(p)) for p in PHASES))
     short = {"gave_scopa": "scopa", "missed_capture": "capture", "declaration": "declar.", "lost_race": "race",
              "over_captured": "over", "other": "other"}
-    third = table("Errors per 100 decisions by kind",
+    third = table("Errors per 100 unforced decisions by kind",
                   "scopa: gave a scopa; capture: missed a capture; declar.: a declaration; race: lost a race "
                   "(cards, diamonds, settebello, primiera); over: over-captured", [short[k] for k in KINDS])
     for h in players:
@@ -421,7 +422,7 @@ def example_view(e: Example) -> dict[str, Any]:
 
     same = e.played.text == e.best.text
     return {
-        "game": e.game, "game_id": e.game_id[:12], "source": e.source, "decision": e.number + 1,
+        "game": e.game, "source": e.source, "decision": e.number + 1,
         "hand": e.hand + 1, "round": e.round + 1, "phase": PHASES.get(e.phase, e.phase), "grade": e.grade,
         "severity": e.severity, "loss": e.loss, "reason": e.reason,
         "played": e.played.text, "best": e.best.text, "same": same,
@@ -446,7 +447,7 @@ def accuracy_chart(points: Sequence[GamePoint], *, width: int = 420, height: int
     def y(v: float) -> float:
         return top + plot_h * (100.0 - v) / (100.0 - lo)
 
-    dots = [{"x": round(x(i), 1), "y": round(y(p.accuracy), 1), "game": p.game, "game_id": p.game_id[:12],
+    dots = [{"x": round(x(i), 1), "y": round(y(p.accuracy), 1), "game": p.game, "source": p.source,
              "accuracy": p.accuracy, "errors": p.errors, "unforced": p.unforced}
             for i, p in enumerate(shown) if p.accuracy is not None]
     line = " ".join(f"{d['x']},{d['y']}" for d in dots)
@@ -472,7 +473,7 @@ def player_view(h: Habits, index: int) -> dict[str, Any]:
     """What the template shows of a player."""
     def bars(rows: list[tuple[str, str, int, int, float | None]]) -> list[dict[str, Any]]:
         top = max((r[4] or 0.0 for r in rows), default=0.0) or 1.0
-        return [{"key": key, "label": label, "errors": errors, "decisions": out_of, "rate": rate,
+        return [{"key": key, "label": label, "errors": errors, "unforced": out_of, "rate": rate,
                  "width": round(100 * (rate or 0.0) / top, 1)} for key, label, errors, out_of, rate in rows]
 
     top = h.top_kind
@@ -480,7 +481,7 @@ def player_view(h: Habits, index: int) -> dict[str, Any]:
         "id": f"p{index}", "name": h.name, "games": len(h.games), "decisions": h.decisions, "unforced": h.unforced,
         "accuracy": h.accuracy, "errors": h.errors, "rate": h.per_100(h.errors),
         "chart": accuracy_chart(h.games),
-        "phases": bars([(p, PHASES.get(p, "phase not recorded"), h.phase_errors[p], h.phase_decisions[p],
+        "phases": bars([(p, PHASES.get(p, "phase not recorded"), h.phase_errors[p], h.phase_unforced[p],
                          h.phase_rate(p)) for p in h.phases]),
         "kinds": bars([(k, KINDS[k], h.kinds[k], h.unforced, h.per_100(h.kinds[k])) for k in KINDS]),
         "grades": [{"key": g, "label": GRADES[g] if h.grades[g] != 1 else g, "count": h.grades[g],
@@ -533,9 +534,9 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"[bold]{escape(h.name)}[/]: most often [bold]{KINDS[top]}[/] ({h.kinds[top]} of {h.errors} "
                   f"errors); the costliest:", soft_wrap=True)
         for e in h.examples:
-            where = f"game {e.game}" + (f" ({e.game_id[:12]})" if e.game_id else f" ({e.source})")
-            out.print(f"  {where}, decision {e.number + 1}, hand {e.hand + 1} round {e.round + 1}: played "
-                      f"{escape(e.played.text)}, best {escape(e.best.text)} ({e.grade}, {e.severity:.2f} points)"
+            out.print(f"  game {e.game} ({escape(e.source)}), decision {e.number + 1}, hand {e.hand + 1} "
+                      f"round {e.round + 1}: played {escape(e.played.text)}, best {escape(e.best.text)} "
+                      f"({e.grade}, {e.severity:.2f} points)"
                       + (f". {escape(e.reason)}" if e.reason else ""), soft_wrap=True)
     unclassified = sum(h.unclassified for h in report.ordered(only))
     if unclassified:
@@ -567,9 +568,9 @@ exit codes: 0 done, 1 some input was not an analysis (reported, skipped),
 2 bad usage, 3 no game to count, 5 file not found"""
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Add the `habits` command to `cirulla`'s subparsers."""
-    p: argparse.ArgumentParser = subparsers.add_parser(
+    p = subparsers.add_parser(
         "habits", help="a player's habits over many analysed games",
         description="Per player, over many analysed games (in the order read): the accuracy of each\n"
                     "game and in all, errors per 100 unforced decisions by phase of the hand (first\n"

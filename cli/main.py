@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -19,7 +22,10 @@ from . import records
 from .engine import add_parser as add_engine
 from .habits import add_parser as add_habits
 from .output import console_for, emit
-from .remote import NO_FILE, OK, USAGE, CliError, Remote
+from .remote import FAILED, NO_FILE, OK, USAGE, CliError, Remote
+
+if TYPE_CHECKING:
+    from cirulla.solver.view import SeatView
 
 EXAMPLES = """examples:
   cirulla play                              a match to 51 against the engine (level casual)
@@ -63,7 +69,7 @@ def _add_rules(p: argparse.ArgumentParser, *, players: tuple[int, ...]) -> None:
     g.add_argument("--hands", type=int, help="play this many hands instead of to a target")
 
 
-def _rules(args) -> Rules:
+def _rules(args: argparse.Namespace) -> Rules:
     """The rules the command's --preset, --players, --target and --hands name."""
     options = {name: getattr(args, name) for name in ("players", "target", "hands") if getattr(args, name)}
     return Rules.preset(args.preset, **options)
@@ -71,7 +77,7 @@ def _rules(args) -> Rules:
 
 # --- play -------------------------------------------------------------------------
 
-def cmd_play(args) -> int:
+def cmd_play(args: argparse.Namespace) -> int:
     from cirulla.solver import record
     from cirulla.solver.match import Match
 
@@ -93,8 +99,9 @@ def cmd_play(args) -> int:
 
 # --- hint -------------------------------------------------------------------------
 
-def _position(args):
-    """The view to rank: --view FILE, or a record at --event / --seat."""
+def _position(args: argparse.Namespace) -> tuple[SeatView, int | None]:
+    """The view to rank (--view FILE, or a record at --event / --seat), and the
+    record's event it is before (None for a view file)."""
     from google.protobuf import json_format
 
     from cirulla.server.convert import view_from_proto
@@ -144,7 +151,7 @@ def _position(args):
     return at.view(at.to_move), mine[-1]
 
 
-def cmd_hint(args) -> int:
+def cmd_hint(args: argparse.Namespace) -> int:
     from cirulla.server import convert
     from cirulla.v1 import engine_service_pb2 as epb
     view, event = _position(args)
@@ -183,7 +190,7 @@ def cmd_hint(args) -> int:
 
 # --- analyze ----------------------------------------------------------------------
 
-def cmd_analyze(args) -> int:
+def cmd_analyze(args: argparse.Namespace) -> int:
     from .batch import is_batch, run_batch
     if is_batch(args):
         return run_batch(args)
@@ -197,19 +204,29 @@ def cmd_analyze(args) -> int:
 
 # --- arena ------------------------------------------------------------------------
 
-def cmd_arena(args) -> int:
+def cmd_arena(args: argparse.Namespace) -> int:
     from cirulla.server import convert
-    from cirulla.solver.arena import arena
+    from cirulla.solver.arena import ArenaResult, arena
     from cirulla.v1 import arena_pb2
     rules = _rules(args)
     console = console_for(args)
 
-    def progress(k, res):
+    def progress(k: int, res: ArenaResult) -> None:
         if args.progress and k % args.progress == 0 and k < args.pairs:
             console.print(f"[{k}/{args.pairs}] " + res.lines()[1])
 
+    save = Path(args.save) if args.save else None
+    if save is not None:
+        try:
+            save.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise CliError(f"--save {args.save}: {e.strerror}", FAILED) from None
     load_before, start = os.getloadavg()[0], time.monotonic()
-    res = arena(args.a, args.b, rules=rules, pairs=args.pairs, seed=args.seed, jobs=args.jobs, on_pair=progress)
+    try:
+        res = arena(args.a, args.b, rules=rules, pairs=args.pairs, seed=args.seed, jobs=args.jobs, save=save,
+                    on_pair=progress)
+    except OSError as e:
+        raise CliError(f"--save {args.save}: cannot write {e.filename}: {e.strerror}", FAILED) from None
     # wall-time budgets depend on what else the machine ran: say how busy it was
     load = (f"machine_load: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (1-minute load average, "
             f"{os.cpu_count()} cores, {args.jobs} jobs, {time.monotonic() - start:.0f} s)")
@@ -222,6 +239,8 @@ def cmd_arena(args) -> int:
     for line in res.lines():
         console.print(line)
     console.print(load)
+    if save is not None:
+        console.print(f"records: {2 * res.pairs} games in {save}", soft_wrap=True)
     return OK
 
 
@@ -244,8 +263,6 @@ examples:
 
 def cmd_serve(argv: list[str]) -> int:
     """`cirulla serve [--json] [server flags]`: the flags are cirulla-server's."""
-    import logging
-
     from cirulla.server.app import serve
     from cirulla.server.config import parse_config
     as_json = "--json" in argv
@@ -265,10 +282,10 @@ def cmd_serve(argv: list[str]) -> int:
     return serve(config)
 
 
-class _JsonLog:
+class _JsonLog(logging.Formatter):
     """One JSON object per log line (`cirulla serve --json`)."""
 
-    def format(self, record) -> str:
+    def format(self, record: logging.LogRecord) -> str:
         return json.dumps({"time": record.created, "level": record.levelname, "logger": record.name,
                            "message": record.getMessage()})
 
@@ -281,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     raw = argparse.RawDescriptionHelpFormatter
 
-    def command(name, help, description, epilog):
+    def command(name: str, help: str, description: str, epilog: str) -> argparse.ArgumentParser:
         c = sub.add_parser(name, help=help, description=description, epilog=epilog, formatter_class=raw)
         c.add_argument("--json", action="store_true", help="print JSON for scripts (readable output goes to stderr)")
         return c
@@ -363,6 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
                  "examples:\n  cirulla arena ismcts:100ms greedy --pairs 100 --jobs 2\n"
                  "  cirulla arena ismcts:20ms flatmc:20ms --hands 1 --pairs 500 --json\n"
                  "  cirulla arena casual beginner --hands 1 --pairs 200 --jobs 2\n"
+                 "  cirulla arena casual greedy --pairs 20 --save games/ && cirulla analyze games/ --out a.jsonl\n"
                  "  python bench/ladder.py --jobs 2      every level against the one below and greedy")
     ar.add_argument("a", help="engine A, e.g. ismcts:100ms or level:casual")
     ar.add_argument("b", help="engine B, e.g. greedy")
@@ -371,6 +389,9 @@ def build_parser() -> argparse.ArgumentParser:
     ar.add_argument("--seed", type=int, default=0)
     ar.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     ar.add_argument("--progress", type=int, default=0, metavar="N", help="print the figures every N pairs")
+    ar.add_argument("--save", metavar="DIR",
+                    help="write every game played into DIR as a record (as `cirulla play --save` does), the "
+                         "engines' names as the players' (seed<S>-AB.json: A on side 0; seed<S>-BA.json: B)")
     ar.set_defaults(run=cmd_arena)
 
     sub.add_parser("serve", help="run the gRPC service", add_help=False)   # parsed by cmd_serve
@@ -384,8 +405,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["serve"]:
         return cmd_serve(argv[1:])              # the server parses its own flags
     args = build_parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = args.run      # the command's, set by its subparser
     try:
-        return args.run(args)
+        return run(args)
     except (CliError, CirullaError) as e:
         error = e if isinstance(e, CliError) else CliError.of(e)
         Console(stderr=True, highlight=False).print(f"[red]error:[/] {error}", soft_wrap=True)

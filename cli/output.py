@@ -7,6 +7,7 @@ code, a person reads stderr.
 """
 from __future__ import annotations
 
+import argparse
 import sys
 
 from google.protobuf import json_format
@@ -14,7 +15,7 @@ from google.protobuf.message import Message
 from rich.console import Console
 
 
-def console_for(args) -> Console:
+def console_for(args: argparse.Namespace) -> Console:
     """The console for readable output: stdout, or stderr under --json."""
     return Console(stderr=True, highlight=False) if getattr(args, "json", False) else Console(highlight=False)
 

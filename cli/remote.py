@@ -8,8 +8,11 @@ field violations, so that --json can print it as a cirulla.v1.Failure.
 """
 from __future__ import annotations
 
+import argparse
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from types import TracebackType
 
 import grpc
 
@@ -35,7 +38,7 @@ class CliError(Exception):
     for --json, its status code, field violations and retry delay)."""
 
     def __init__(self, message: str, code: int = BAD_INPUT, *, status: grpc.StatusCode | None = None,
-                 violations: list[tuple[str, str]] = (), retry_after: float | None = None):
+                 violations: Sequence[tuple[str, str]] = (), retry_after: float | None = None):
         super().__init__(message)
         self.code = code
         self.status = status or STATUS[code]
@@ -59,7 +62,7 @@ class Remote:
     """Stubs on a channel to a running server, checked reachable."""
 
     @classmethod
-    def of(cls, args) -> Remote:
+    def of(cls, args: argparse.Namespace) -> Remote:
         """The server the command's --server, --token and --tls-ca name."""
         return cls(args.server, token=args.token, tls_ca=args.tls_ca)
 
@@ -93,7 +96,8 @@ class Remote:
     def __enter__(self) -> Remote:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         self.close()
 
 

@@ -9,7 +9,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from cirulla.solver.cards import RANKS, SUITS, Card, sort_key
+from cirulla.solver.analysis import Decision, Summary
+from cirulla.solver.cards import RANKS, SUITS, Card, ordered
 from cirulla.solver.events import CATEGORIES, HandEnd
 from cirulla.solver.moves import Move
 from cirulla.v1 import engine_service_pb2 as epb
@@ -31,13 +32,13 @@ def card(c: Card, matta: Card | None = None, style: str = "") -> str:
 
 
 def cards(cs: Iterable[Card], matta: Card | None = None, styles: dict[Card, str] | None = None) -> str:
-    cs = sorted(cs, key=sort_key)
+    cs = ordered(cs)
     styles = styles or {}
     return " ".join(card(c, matta, styles.get(c, "")) for c in cs) if cs else "[dim]—[/]"
 
 
 def move(m: Move) -> str:
-    if m.is_declaration:
+    if m.card is None:                      # a declaration
         return f"declare {cards(m.declared)}" + (f" + {cards(m.declared_second)}" if m.declared_second else "") + \
             (f" (matta as {'A234567JQK'[m.matta_as]})" if m.matta_as is not None else "") + f"  [green]+{m.points}[/]"
     if not m.captured:
@@ -47,7 +48,7 @@ def move(m: Move) -> str:
 
 def move_text(text: str, matta: Card | None = None) -> str:
     """A move's text form ("7C x 2C 5S") with suit symbols and colour."""
-    def one(m: re.Match) -> str:
+    def one(m: re.Match[str]) -> str:
         return card(Card.parse(m.group(0)), matta)
     return _CARD.sub(one, text.replace(" x ", " × "))
 
@@ -68,7 +69,7 @@ def hand_end_table(end: HandEnd, side_names: list[str]) -> Table:
 
 # --- hints ---------------------------------------------------------------------
 
-def hint_table(hint, *, title: str = "", limit: int | None = None,
+def hint_table(hint: epb.Hint, *, title: str = "", limit: int | None = None,
                numbers: dict[str, int] | None = None) -> Table:
     """A cirulla.v1.Hint: every move ranked with the search's figures. With
     `numbers` (move text -> its number in the menu) the # column shows the
@@ -115,7 +116,7 @@ def judgement(name: str | None, forced: bool = False) -> str:
     return f"[{JUDGEMENT_STYLE[name]}]{name}[/]"
 
 
-def players_table(summary) -> Table:
+def players_table(summary: Summary) -> Table:
     """A column per player (narrow terminals fit four players)."""
     t = Table(title="Players")
     t.add_column("")
@@ -128,7 +129,7 @@ def players_table(summary) -> Table:
             ("mistakes", [f"[{JUDGEMENT_STYLE['mistake']}]{p.mistakes}[/]" for p in ps]),
             ("blunders", [f"[{JUDGEMENT_STYLE['blunder']}]{p.blunders}[/]" for p in ps]),
             ("points lost by errors", [f"{p.loss:.2f}" for p in ps]),
-            ("... per decision", [f"{p.average_loss:.3f}" for p in ps]),
+            ("... per unforced decision", [f"{p.average_loss:.3f}" for p in ps]),
             ("lost against perfect knowledge", [f"{p.hindsight_loss:.1f}" for p in ps]),
             ("... by the best moves it could see", [f"{p.unavoidable_loss:.1f}" for p in ps]))
     for label, cells in rows:
@@ -136,7 +137,7 @@ def players_table(summary) -> Table:
     return t
 
 
-def sides_table(summary) -> Table:
+def sides_table(summary: Summary) -> Table:
     t = Table(title="Where the result came from (points)",
               caption="result = dealer's edge + luck of the deals + hidden luck (the cards the others held) "
                       "+ play (errors) + noise (the evaluation's)",
@@ -149,7 +150,7 @@ def sides_table(summary) -> Table:
     return t
 
 
-def luck_table(summary, side_names: Sequence[str]) -> Table:
+def luck_table(summary: Summary, side_names: Sequence[str]) -> Table:
     """The luck of every deal for side 0, a row per hand."""
     rounds = max((d.round for d in summary.deals), default=0) + 1
     t = Table(title=f"Luck of each deal, for {side_names[0]} (points of expected margin)")
@@ -167,45 +168,46 @@ def luck_table(summary, side_names: Sequence[str]) -> Table:
     return t
 
 
-def decisions_table(decisions, names: Sequence[str], *, only_errors: bool = True) -> Table:
+def decisions_table(decisions: Sequence[Decision], names: Sequence[str], *, only_errors: bool = True) -> Table:
+    """A row per error (or per decision). A row stacks its moves (played, best,
+    the best seeing every card) in one column and its grade over its kind in
+    another, so that 80 columns show every move whole."""
     shown = [d for d in decisions if d.judgement or not only_errors]
     has_win = any(d.win_chance_loss is not None for d in shown)
-    has_why = any(d.kind for d in shown)
     t = Table(title=("Errors" if only_errors else "Every decision") + f" ({len(shown)})",
-              caption="h.r: hand.round; lost: expected points (± standard error); "
-                      + ("win: change in the chance of winning the match; " if has_win else "")
-                      + "seeing all: the best move had every card been visible (what the played one lost by it)"
-                      + ("; why: what the error did (its position, below, says it in words)" if has_why else ""),
+              caption="h.r: hand.round; seeing all: the best move had every card been visible (what the played "
+                      "one lost by it); lost: expected points (± standard error)"
+                      + ("; win: the change in the chance of winning the match" if has_win else "")
+                      + "; under a judgement, what the error did (its position, below, says it in words)",
               caption_justify="left")
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("h.r", justify="right", no_wrap=True)
-    t.add_column("player", no_wrap=True)
-    t.add_column("played")
-    t.add_column("best")
+    t.add_column("player", overflow="fold")
+    t.add_column("moves")
     t.add_column("lost", justify="right", no_wrap=True)
-    if has_win:
-        t.add_column("win", justify="right", no_wrap=True)
-    t.add_column("judgement", no_wrap=True)
-    t.add_column("seeing all")
-    if has_why:
-        t.add_column("why", no_wrap=True)
+    t.add_column("judgement")
     for d in shown:
         same = d.forced or d.played == d.best
-        row = [str(d.number + 1), f"{d.hand + 1}.{d.round + 1}", names[d.seat], move_text(str(d.played)),
-               "" if same else move_text(str(d.best)),
-               "" if same else f"{d.loss:.2f}±{d.loss_stderr:.2f}"]
-        if has_win:
-            row.append("" if same or d.win_chance_loss is None else f"{-100 * d.win_chance_loss:+.1f}%")
-        seen = "" if d.forced else move_text(str(d.hindsight_best)) + (
-            f" ({d.hindsight_loss:.2f})" if d.hindsight_loss > 0.005 else "")
-        row += [judgement(d.judgement, d.forced), seen]
-        if has_why:
-            row.append(ERROR_KIND_WORDS.get(str(d.kind), str(d.kind)) if d.kind else "")
-        t.add_row(*row)
+        moves = Table.grid(padding=(0, 1))
+        moves.add_column(style="dim", no_wrap=True, min_width=len("seeing all"))     # one indent in every row
+        moves.add_column()
+        moves.add_row("played", move_text(str(d.played)))
+        if not same:
+            moves.add_row("best", move_text(str(d.best)))
+        if not d.forced:
+            moves.add_row("seeing all", move_text(str(d.hindsight_best))
+                          + (f" ({d.hindsight_loss:.2f})" if d.hindsight_loss > 0.005 else ""))
+        lost = "" if same else f"{d.loss:.2f}±{d.loss_stderr:.2f}"
+        if has_win and not same and d.win_chance_loss is not None:
+            lost += f"\nwin {-100 * d.win_chance_loss:+.1f}%"
+        grade = judgement(d.judgement, d.forced)
+        if d.kind:
+            grade += f"\n[dim]{ERROR_KIND_WORDS.get(str(d.kind), str(d.kind))}[/]"
+        t.add_row(str(d.number + 1), f"{d.hand + 1}.{d.round + 1}", names[d.seat], moves, lost, grade)
     return t
 
 
-def position(d, names: Sequence[str], side_names: Sequence[str], matta: Card | None = None) -> Panel:
+def position(d: Decision, names: Sequence[str], side_names: Sequence[str], matta: Card | None = None) -> Panel:
     """A decision's position as the seat saw it: the table, its hand, the
     cards it had not seen, the scores; the played and the best move's cards
     marked (underlined: played; on green: best), the matta starred, and why
@@ -246,7 +248,8 @@ def position(d, names: Sequence[str], side_names: Sequence[str], matta: Card | N
     return Panel(g, title=title, title_align="left", expand=False)
 
 
-def positions(decisions, names: Sequence[str], side_names: Sequence[str], matta: Card | None = None) -> Group:
+def positions(decisions: Sequence[Decision], names: Sequence[str], side_names: Sequence[str],
+              matta: Card | None = None) -> Group:
     """The position of each of `decisions`, with a key to the marks."""
     key = (f"[dim]{_mark('underlined', PLAYED_STYLE)}: the played move's cards; {_mark('on green', BEST_STYLE)}: "
            f"the best move's" + (f"; {card(matta, matta)}: the matta (wild card)" if matta is not None else "") + "[/]")

@@ -19,14 +19,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cirulla.solver import analysis
 from cirulla.solver.analysis import Decision, JudgedBy, PointKind, Summary, TimelinePoint
-from cirulla.solver.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Card, sort_key
+from cirulla.solver.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Card, ordered
 from cirulla.solver.events import CATEGORIES, Deal, HandEnd
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 SIDE_COLOURS = ("#2563eb", "#db2777")
 THIRD_SIDE = "#0d9488"              # the third side of a 3-player match
@@ -55,7 +58,7 @@ JS = _template_text("report.js")
 
 
 @lru_cache(maxsize=1)
-def environment() -> Any:
+def environment() -> Environment:
     """The templates of cli/templates/, HTML autoescaped; `cardtext` draws the
     cards named in a text (a reason, a move) in their suits' colours."""
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
@@ -125,7 +128,7 @@ def card_view(c: Card, matta: Card | None, mark: str = "") -> CardView:
 
 def card_views(cards: Iterable[Card], matta: Card | None, marks: dict[Card, str] | None = None) -> list[CardView]:
     marks = marks or {}
-    return [card_view(c, matta, marks.get(c, "")) for c in sorted(cards, key=sort_key)]
+    return [card_view(c, matta, marks.get(c, "")) for c in ordered(cards)]
 
 
 @dataclass(frozen=True)
@@ -377,7 +380,7 @@ def players_data(summary: Summary) -> list[dict[str, Any]]:
                       ("mistake", p.mistakes, "mistake" + ("" if p.mistakes == 1 else "s")),
                       ("blunder", p.blunders, "blunder" + ("" if p.blunders == 1 else "s"))],
             "facts": [("decisions (forced)", f"{p.decisions} ({p.forced})"), ("points lost", f"{p.loss:.2f}"),
-                      ("lost per decision", f"{p.average_loss:.3f}"),
+                      ("lost per unforced decision", f"{p.average_loss:.3f}"),
                       ("lost against perfect knowledge", f"{p.hindsight_loss:.1f}"),
                       ("… by the best moves it could see", f"{p.unavoidable_loss:.1f}")]})
     return out
@@ -509,4 +512,4 @@ def page_data(match: Match, decisions: Sequence[Decision], summary: Summary) -> 
 
 def html_report(match: Match, decisions: Sequence[Decision], summary: Summary) -> str:
     """The whole page, one self-contained file."""
-    return str(environment().get_template("report.html").render(page_data(match, decisions, summary)))
+    return environment().get_template("report.html").render(page_data(match, decisions, summary))

@@ -77,7 +77,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Generator, Iterable
+from collections.abc import Generator
 from concurrent.futures import CancelledError, ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
@@ -85,7 +85,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ._equity import EquityTable
-from .cards import Card
+from .cards import Card, format_cards
 from .errors import StateError
 from .events import CATEGORIES, Deal, Event, HandEnd, Turn
 from .match import Match
@@ -538,10 +538,6 @@ def _sweeps(d: Decision, move: Move) -> bool:
     return bool(move.captured) and set(move.captured) == set(d.position.table)
 
 
-def _cards(cards: Iterable[Card]) -> str:
-    return " ".join(str(c) for c in cards)
-
-
 def _table_after(d: Decision) -> tuple[Card, ...]:
     m = d.played
     if m.card is None:
@@ -563,18 +559,18 @@ def explain(d: Decision) -> str:
     gains = category_gains(d)
     first: str
     if kind is ErrorKind.DECLARATION:
-        first = (f"Declaring {_cards(played.declared)} was not the best move" if played.is_declaration
-                 else f"Playing {played} instead of declaring {_cards(best.declared)} gave up points")
+        first = (f"Declaring {format_cards(played.declared)} was not the best move" if played.is_declaration
+                 else f"Playing {played} instead of declaring {format_cards(best.declared)} gave up points")
     elif kind is ErrorKind.GAVE_SCOPA:
         left = _table_after(d)
         total = sum(c.rank + 1 for c in left)
-        first = (f"{played} leaves {_cards(left)} ({total}) on the table: the next player sweeps it "
+        first = (f"{played} leaves {format_cards(left)} ({total}) on the table: the next player sweeps it "
                  f"{d.played_scopa_risk:.0%} of the time, against {d.best_scopa_risk:.0%} after the best move "
                  f"(scope {_points(-gains['scope'])})")
     elif kind is ErrorKind.MISSED_CAPTURE:
-        took = f"takes only {_cards(played.captured)}" if played.captured else "takes nothing"
+        took = f"takes only {format_cards(played.captured)}" if played.captured else "takes nothing"
         sweep = " and sweeps the table" if _sweeps(d, best) else ""
-        first = f"{played} {took}, where {best} takes {_cards(best.captured)}{sweep}"
+        first = f"{played} {took}, where {best} takes {format_cards(best.captured)}{sweep}"
     elif kind is ErrorKind.OVER_CAPTURED:
         first = (f"{played} takes {len(played.captured)} cards, more than the best move's "
                  f"{len(best.captured)}, and pays for it elsewhere")

@@ -26,8 +26,10 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeAlias
 
+from . import record
 from .errors import CirullaError, StateError
 from .events import HandEnd
 from .match import Match
@@ -174,9 +176,18 @@ class GameResult:
     times: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
 
 
-def play_game(a: EngineSpec, b: EngineSpec, rules: Rules, seed: int, a_side: int) -> GameResult:
-    """One match from `seed` with engine A playing the seats of side a_side."""
-    match = Match(rules, seed=seed, dealer=seed % rules.players)
+def seat_names(a: EngineSpec, b: EngineSpec, rules: Rules, a_side: int) -> list[str]:
+    """Each seat's player name: its engine's (with " (A)" and " (B)" when both are the same engine)."""
+    names = (str(a), str(b)) if str(a) != str(b) else (f"{a} (A)", f"{b} (B)")
+    return [names[0] if rules.side_of(seat) == a_side else names[1] for seat in range(rules.players)]
+
+
+def play_game(a: EngineSpec, b: EngineSpec, rules: Rules, seed: int, a_side: int,
+              save: Path | None = None) -> GameResult:
+    """One match from `seed` with engine A playing the seats of side a_side;
+    with `save`, its record written in that folder as seed<seed>-AB.json (A on
+    side 0) or seed<seed>-BA.json (B on side 0)."""
+    match = Match(rules, seed=seed, dealer=seed % rules.players, names=seat_names(a, b, rules, a_side))
     players = (make_player(a, seed * 2 + 1), make_player(b, seed * 2 + 2))
     out = GameResult()
     seen = 0
@@ -194,12 +205,15 @@ def play_game(a: EngineSpec, b: EngineSpec, rules: Rules, seed: int, a_side: int
         seen = len(match.events)
     if match.winner is not None:
         out.a_won = 1.0 if match.winner == a_side else 0.0
+    if save is not None:
+        record.save(match, save / f"seed{seed}-{'AB' if a_side == 0 else 'BA'}.json")
     return out
 
 
-def play_pair(a: EngineSpec, b: EngineSpec, rules: Rules, seed: int) -> tuple[GameResult, GameResult]:
+def play_pair(a: EngineSpec, b: EngineSpec, rules: Rules, seed: int,
+              save: Path | None = None) -> tuple[GameResult, GameResult]:
     """The same match (same deals) twice, A in side 0 then in side 1."""
-    return play_game(a, b, rules, seed, 0), play_game(a, b, rules, seed, 1)
+    return play_game(a, b, rules, seed, 0, save), play_game(a, b, rules, seed, 1, save)
 
 
 @dataclass(frozen=True)
@@ -254,17 +268,22 @@ def summarize(a: EngineSpec, b: EngineSpec, pairs: Sequence[tuple[GameResult, Ga
                        mw, (mw - 1.96 * mse, mw + 1.96 * mse), (a_ms, b_ms))
 
 
-def _pair_job(args: tuple[EngineSpec, EngineSpec, Rules, int]) -> tuple[GameResult, GameResult]:
+PairTask: TypeAlias = tuple[EngineSpec, EngineSpec, Rules, int, Path | None]     # play_pair's arguments
+
+
+def _pair_job(args: PairTask) -> tuple[GameResult, GameResult]:
     return play_pair(*args)
 
 
 def arena(a: EngineSpec | str, b: EngineSpec | str, *, rules: Rules | None = None, pairs: int = 100,
-          seed: int = 0, jobs: int = 1,
+          seed: int = 0, jobs: int = 1, save: Path | None = None,
           on_pair: Callable[[int, ArenaResult], None] | None = None) -> ArenaResult:
-    """Play `pairs` duplicate pairs of A against B (2 sides only).
+    """Play `pairs` duplicate pairs of A against B (2 sides only); with `save`
+    (an existing folder), every game's record written there (play_game).
 
     The pair k uses the match seed ``seed + k`` for every pairing of engines.
     :raises StateError: for rules with more than two sides.
+    :raises OSError: when a record cannot be written.
     """
     a = a if isinstance(a, EngineSpec) else EngineSpec.parse(a)
     b = b if isinstance(b, EngineSpec) else EngineSpec.parse(b)
@@ -273,7 +292,7 @@ def arena(a: EngineSpec | str, b: EngineSpec | str, *, rules: Rules | None = Non
         raise StateError(f"arena: two sides only (2 or 4 players), not {rules.players} players")
     if pairs < 1:
         raise StateError(f"arena: pairs must be positive, got {pairs}")
-    tasks = [(a, b, rules, seed + k) for k in range(pairs)]
+    tasks: list[PairTask] = [(a, b, rules, seed + k, save) for k in range(pairs)]
     done: list[tuple[GameResult, GameResult]] = []
     if jobs <= 1:
         results = map(_pair_job, tasks)
@@ -322,11 +341,11 @@ def ladder(levels: Sequence[str] | None = None, *, pairs: int = 200, seed: int =
         raise StateError(f"ladder: pairs must be positive, got {pairs}")
     chosen = ladder_matchups(levels) if matchups is None else matchups
     specs = [(EngineSpec.parse(a), EngineSpec.parse(b)) for a, b in chosen]
-    tasks = [(a, b, rules, seed + k) for a, b in specs for k in range(pairs)]
+    tasks: list[PairTask] = [(a, b, rules, seed + k, None) for a, b in specs for k in range(pairs)]
     done: dict[tuple[str, str], list[tuple[GameResult, GameResult]]] = {(str(a), str(b)): [] for a, b in specs}
     out: dict[tuple[str, str], ArenaResult] = {}
 
-    def collect(task: tuple[EngineSpec, EngineSpec, Rules, int], r: tuple[GameResult, GameResult]) -> None:
+    def collect(task: PairTask, r: tuple[GameResult, GameResult]) -> None:
         a, b = task[0], task[1]
         got = done[(str(a), str(b))]
         got.append(r)

@@ -99,6 +99,16 @@ def sort_key(card: Card) -> tuple[int, int]:
     return (card.rank, card.suit)
 
 
+def ordered(cards: Iterable[Card]) -> list[Card]:
+    """The cards in the one order every text names them (a move's, a reason's,
+    a record's): by rank, then suit, whatever order a set iterates in.
+
+    >>> ordered(Card.parse(c) for c in ("QH", "2H", "AD"))
+    [Card.parse('AD'), Card.parse('2H'), Card.parse('QH')]
+    """
+    return sorted(cards, key=sort_key)
+
+
 def to_card(card: Card | str) -> Card:
     return card if isinstance(card, Card) else Card.parse(card)
 
@@ -119,7 +129,7 @@ def mask_of(cards: Iterable[Card]) -> int:
 
 def cards_of(mask: int) -> list[Card]:
     """The cards of a core mask in canonical order."""
-    return sorted((DECK[i] for i in _bits(mask)), key=sort_key)
+    return ordered(DECK[i] for i in _bits(mask))
 
 
 def _bits(mask: int) -> Iterator[int]:
@@ -130,4 +140,5 @@ def _bits(mask: int) -> Iterator[int]:
 
 
 def format_cards(cards: Iterable[Card]) -> str:
-    return " ".join(str(c) for c in sorted(cards, key=sort_key))
+    """The cards' text, in order: `AD 2H QH`."""
+    return " ".join(str(c) for c in ordered(cards))

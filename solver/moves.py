@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .cards import RANKS, Card, cards_of, format_cards, mask_of, parse_cards, sort_key
+from .cards import RANKS, Card, cards_of, format_cards, mask_of, ordered, parse_cards, sort_key
 from .errors import CirullaError, InvalidMoveError
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class Move:
             if c == self.matta and self.matta_as is not None:
                 return f"{c}={RANKS[self.matta_as]}"
             return str(c)
-        return "declare " + " + ".join(" ".join(shown(c) for c in sorted(g, key=sort_key)) for g in groups)
+        return "declare " + " + ".join(" ".join(shown(c) for c in ordered(g)) for g in groups)
 
     def __repr__(self) -> str:
         return f"Move.parse({str(self)!r})"

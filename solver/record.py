@@ -18,7 +18,7 @@ from google.protobuf import descriptor, json_format
 from cirulla.v1 import game_pb2 as pb
 
 from .bounds import out_of_bounds
-from .cards import RANKS, Card
+from .cards import RANKS, Card, ordered
 from .errors import CirullaError, RecordError, RulesError
 from .events import CATEGORIES, Deal, Event, HandEnd, Turn
 from .match import Match, Phase
@@ -89,9 +89,9 @@ def rules_from_proto(msg: pb.Rules) -> Rules:
 
 def move_to_proto(move: Move) -> pb.Move:
     return pb.Move(card=str(move.card) if move.card else "",
-                   captured=[str(c) for c in cards_of_set(move.captured)],
-                   declared=[str(c) for c in cards_of_set(move.declared)],
-                   declared_second=[str(c) for c in cards_of_set(move.declared_second)],
+                   captured=[str(c) for c in ordered(move.captured)],
+                   declared=[str(c) for c in ordered(move.declared)],
+                   declared_second=[str(c) for c in ordered(move.declared_second)],
                    matta_as="" if move.matta_as is None else RANKS[move.matta_as],
                    points=move.points, text=str(move))
 
@@ -111,10 +111,6 @@ def move_from_proto(msg: pb.Move, matta: Card | None) -> Move:
     else:
         text = msg.text
     return Move.parse(text, matta=matta)
-
-
-def cards_of_set(cards: Iterable[Card]) -> list[Card]:
-    return sorted(cards, key=lambda c: (c.rank, c.suit))
 
 
 def event_to_proto(e: Event) -> pb.Event:

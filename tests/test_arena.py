@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from cirulla.solver import CirullaError, Rules, StateError
+from cirulla.solver import CirullaError, HandEnd, Rules, StateError, record
 from cirulla.solver.arena import EngineSpec, arena, play_pair, summarize
 
 
@@ -61,3 +61,40 @@ def test_command_line(capsys):
     assert "margin:" in out and "points/hand (95% CI" in out and "match_win:" in out
     assert main(["arena", "greedy", "nobody", "--pairs", "1"]) == 3
     assert "engines are" in capsys.readouterr().err
+
+
+def test_saved_games_are_the_records_of_the_games_played(tmp_path):
+    """Every game the arena plays, saved: its record replays, names the engines
+    as its players, and the records give the margin the arena measured."""
+    res = arena("greedy", "random", rules=Rules(hands=1), pairs=3, seed=4, save=tmp_path)
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == sorted(f"seed{s}-{order}.json" for s in (4, 5, 6) for order in ("AB", "BA"))
+    margin = hands = 0
+    for f in files:
+        m = record.load(tmp_path / f)
+        a_side = 0 if f.endswith("-AB.json") else 1
+        assert m.is_over and m.side_names[a_side] == "greedy" and m.side_names[1 - a_side] == "random"
+        for e in m.events:
+            if isinstance(e, HandEnd):
+                margin += e.sides[a_side].total - e.sides[1 - a_side].total
+                hands += 1
+    assert hands == res.hands and margin / hands == pytest.approx(res.margin)
+    # the two games of a pair deal the same cards
+    first, second = (record.load(tmp_path / f"seed4-{order}.json") for order in ("AB", "BA"))
+    assert first.events[0] == second.events[0]
+
+
+def test_the_command_saves_the_games_with_the_engines_names(tmp_path, capsys):
+    """`cirulla arena --save DIR`, the games played in worker processes; the same
+    engine twice is told apart as A and B."""
+    from cirulla.cli.main import main
+    folder = tmp_path / "games"
+    assert main(["arena", "greedy", "greedy", "--pairs", "2", "--hands", "1", "--jobs", "2",
+                 "--save", str(folder)]) == 0
+    assert f"records: 4 games in {folder}" in capsys.readouterr().out
+    for f in sorted(folder.iterdir()):
+        m = record.load(f)
+        assert sorted(m.names) == ["greedy (A)", "greedy (B)"] and m.is_over
+    (tmp_path / "file").write_text("")
+    assert main(["arena", "greedy", "random", "--pairs", "1", "--save", str(tmp_path / "file" / "games")]) == 1
+    assert "--save" in capsys.readouterr().err

@@ -9,6 +9,7 @@ import fcntl
 import functools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from google.protobuf import json_format
 from cirulla.cli import batch
 from cirulla.cli.main import build_parser, main
 from cirulla.solver import Match, Rules, Turn, record
+from cirulla.solver.cards import Card, ordered
 from cirulla.solver.players import GreedyPlayer
 from cirulla.v1 import analysis_service_pb2 as apb
 
@@ -90,6 +92,15 @@ def lines(path: Path) -> list[dict]:
 
 def ids(path: Path) -> list[str]:
     return [line["gameId"] for line in lines(path)]
+
+
+CARD_RUN = re.compile(r"\b[A2-7JQK][DHCS](?:=[A2-7JQK])?(?: [A2-7JQK][DHCS](?:=[A2-7JQK])?)*\b")
+
+
+def runs_out_of_order(text: str) -> list[str]:
+    """The runs of cards a text names ("takes 4C AD") that are not in the order a Move prints them."""
+    runs = CARD_RUN.findall(text)
+    return [r for r in runs if (cards := [Card.parse(w[:2]) for w in r.split()]) != ordered(cards)]
 
 
 def without_timing(line: dict) -> dict:
@@ -206,6 +217,10 @@ def test_a_server_gives_the_same_lines_as_the_cluster(folder, expected, cluster,
     assert sorted(ids(remote)) == sorted(expected)
     by_id = {line["gameId"]: without_timing(line) for line in lines(local)}
     assert all(without_timing(line) == by_id[line["gameId"]] for line in lines(remote))   # the same seed
+    # whatever order a set of cards iterates in, in whichever process: the reasons name them as a Move prints them
+    reasons = [d["reason"] for path in (local, remote) for line in lines(path)
+               for d in line["analysis"]["decisions"] if d.get("reason")]
+    assert reasons and [r for r in reasons if runs_out_of_order(r)] == []
 
 
 # --- a worker that dies --------------------------------------------------------------------

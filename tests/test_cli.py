@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,8 @@ from google.protobuf import json_format
 from cirulla.cli import remote
 from cirulla.cli.main import main
 from cirulla.server.convert import view_to_proto
-from cirulla.solver import Deal, Match, Rules, Turn, record
+from cirulla.solver import Deal, Match, Move, Rules, Turn, record
+from cirulla.solver.cards import Card, sort_key
 from cirulla.solver.players import GreedyPlayer
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import arena_pb2, game_pb2
@@ -28,12 +30,12 @@ from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1.embedded_engine_pb2 import Failure
 
 CLI = [sys.executable, "-m", "cirulla.cli.main"]
-ENV = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
+ENV = {**os.environ, "NO_COLOR": "1"}
 
 
-def run(*args, stdin: str = "", timeout: float = 90) -> subprocess.CompletedProcess:
+def run(*args, stdin: str = "", timeout: float = 90, columns: int = 120) -> subprocess.CompletedProcess:
     return subprocess.run([*CLI, *map(str, args)], input=stdin, capture_output=True, text=True,
-                          timeout=timeout, env=ENV)
+                          timeout=timeout, env={**ENV, "COLUMNS": str(columns)})
 
 
 def cli(capsys, *args) -> tuple[int, str, str]:
@@ -183,6 +185,21 @@ def test_analyze_prints_tables_and_json(capsys, game):
     assert abs(s0["start"] + s0["luck"] + s0["play"] + s0["rest"] - s0["result"]) < 1e-9
 
 
+def test_analyze_at_80_columns_shows_every_move_whole(game):
+    """The decisions table stacks each row's moves, so a terminal of 80 columns
+    cuts none of them short with an ellipsis."""
+    from rich.text import Text
+
+    from cirulla.cli.render import move_text
+    done = run("analyze", game, "--iterations", 300, "--seed", 1, "--all", columns=80)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "…" not in out and max(map(len, out.splitlines())) <= 80
+    table = out[out.index("Every decision"):out.index("h.r: hand.round")].splitlines()
+    played = [Text.from_markup(move_text(str(e.move))).plain for e in record.load(game).events if isinstance(e, Turn)]
+    assert [m for m in played if not any(m in line for line in table)] == []
+
+
 def test_analyze_writes_the_html_report(capsys, game, tmp_path):
     page = tmp_path / "r.html"
     code, out, _ = cli(capsys, "analyze", game, "--iterations", 800, "--html", page)
@@ -219,6 +236,27 @@ def test_analyze_shows_each_errors_position_and_why(capsys, tmp_path):
     assert one.index("table " + cards(blunder.position.table)) < one.index("hand " + cards(blunder.position.hand))
     assert f"unseen ({len(blunder.position.unseen)})" in one and "score " in one
     assert "played " + blunder.played.card.symbol in one
+
+
+class Backwards(frozenset):
+    """A set of cards that iterates against the order a Move prints them (as a set
+    may in another process, its cards' hashes being their addresses)."""
+
+    def __iter__(self):
+        return iter(sorted(frozenset.__iter__(self), key=sort_key, reverse=True))
+
+
+def test_a_reason_names_cards_as_a_move_prints_them(game):
+    from cirulla.solver.analysis import ErrorKind, analyze_all, explain
+    decisions, _ = analyze_all(record.load(game), iterations=200, seed=1)
+    d = next(d for d in decisions if not d.forced)
+    two, queen, ace, five = (Card.parse(c) for c in ("2H", "QH", "AD", "5S"))
+    missed = replace(d, kind=ErrorKind.MISSED_CAPTURE, played=Move(card=five),
+                     best=Move(card=Card.parse("4D"), captured=Backwards({queen, two})))
+    assert "5S takes nothing, where 4D x 2H QH takes 2H QH" in explain(missed)
+    gave = replace(d, kind=ErrorKind.GAVE_SCOPA, played=Move(card=five),
+                   position=replace(d.position, table=(queen, two, ace)))
+    assert explain(gave).startswith("5S leaves AD 2H 5S QH (17) on the table")
 
 
 def test_cards_in_the_terminal_are_in_colour_with_the_matta_marked():

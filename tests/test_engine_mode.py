@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
+from test_batch import runs_out_of_order
 
 from cirulla.server.config import ServerConfig
 from cirulla.server.service import Service
@@ -77,7 +78,7 @@ class Engine:
             assert line.endswith(b"\n") and line.count(b"\n") == 1
             answer = json.loads(line)               # every line is one JSON object
             json_format.ParseDict(answer, EngineAnswer())   # ... and an EngineAnswer
-            self._pending[answer.get("id", "")].append(answer)
+            self._pending[answer["id"]].append(answer)     # every answer has its id key, "" too
         return self._pending[query_id].pop(0)
 
     def answers(self, query_id: str, timeout: float = ANSWER_S) -> list[dict]:
@@ -233,6 +234,10 @@ def test_bad_lines_get_failures_and_the_engine_goes_on(engine):
         engine.send(line)
         code, fields = failure_of(engine.next(query_id))
         assert (code, fields[0]) == ("INVALID_ARGUMENT", field), line
+    engine.proc.stdin.write(b"\xff\xfe\n")      # not UTF-8
+    engine.proc.stdin.flush()
+    code, fields = failure_of(engine.next(""))
+    assert (code, fields[0]) == ("INVALID_ARGUMENT", "")
     engine.send("")                             # a blank line: no answer
     engine.send({"id": "after", "getEngineInfo": {}})
     assert engine.final("after")["getEngineInfo"]["version"]
@@ -310,6 +315,8 @@ def test_analysis_answers_each_decision_then_the_summary(engine):
     assert [bool(a.get("final")) for a in answers] == [False] * total + [True]
     assert all("decision" in a["analyzeGame"] for a in answers[:-1]) and "summary" in answers[-1]["analyzeGame"]
     assert [a["analyzeGame"].get("done") for a in answers] == list(range(1, total + 1)) + [total]
+    reasons = [a["analyzeGame"]["decision"].get("reason", "") for a in answers[:-1]]
+    assert [r for r in reasons if runs_out_of_order(r)] == []      # cards named as a Move prints them
 
 
 def test_a_terminated_analysis_fails_cancelled(engine):

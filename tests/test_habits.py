@@ -24,7 +24,7 @@ import pytest
 from browser_support import chromium, find_browser
 from google.protobuf import json_format
 
-from cirulla.cli import habits
+from cirulla.cli import batch, habits
 from cirulla.cli.analyze import game_analysis
 from cirulla.cli.batch import game_id, line_text
 from cirulla.cli.main import main
@@ -60,14 +60,19 @@ def play(seed: int) -> Match:
     return m
 
 
+def record_file(seed: int) -> str:
+    """The record a batch line names as its source."""
+    return f"games/g{seed}.json"
+
+
 @pytest.fixture(scope="module")
 def games() -> list[Analysed]:
     out = []
     for seed in range(GAMES):
         m = play(seed)
         decisions, summary = analyze_all(m, iterations=ITERATIONS, seed=seed, jobs=1)
-        out.append(Analysed(m, decisions, summary,
-                            line_text(game_id(record.to_proto(m)), f"seed {seed}", game_analysis(decisions, summary))))
+        line = line_text(game_id(record.to_proto(m)), record_file(seed), game_analysis(decisions, summary))
+        out.append(Analysed(m, decisions, summary, line))
     return out
 
 
@@ -126,7 +131,7 @@ def test_the_habits_count_each_error_kind_as_the_decisions_say(games, report):
         assert dict(h.phase_kinds) == dict(c["phase_kind"]), name
         assert dict(h.kinds) == dict(c["kind"]), name
         assert dict(h.grades) == dict(c["grade"]), name
-        assert {p: n for p, n in h.phase_decisions.items() if n} == dict(c["phase"]), name
+        assert {p: n for p, n in h.phase_unforced.items() if n} == dict(c["phase"]), name
         assert h.errors == sum(c["kind"].values()) and h.unforced == sum(c["phase"].values())
         for phase in habits.PHASES:                 # errors per 100 of the phase's own decisions
             errors = sum(n for (p, _), n in c["phase_kind"].items() if p == phase)
@@ -165,6 +170,39 @@ def test_the_most_frequent_kind_and_its_two_costliest_examples(games, report):
             assert e.reason
 
 
+def test_each_example_cites_the_record_it_came_from(capsys, games, report, results, tmp_path):
+    """The batch line's source (the record's file), not the game's id; for a single
+    game's --json, which names no record, that file."""
+    examples = [e for h in report.ordered() for e in h.examples]
+    assert examples and all(e.source == record_file(e.game - 1) for e in examples)
+    code, out, _ = cli(capsys, "habits", results)
+    assert code == 0
+    for e in examples:
+        assert f"game {e.game} ({record_file(e.game - 1)}), decision {e.number + 1}," in out
+    assert not any(json.loads(g.line)["gameId"][:12] in out for g in games)
+    page = habits.html(report)
+    assert all(f'<span class="source">{e.source}</span>' in page for e in examples)
+    single = tmp_path / "one.json"
+    single.write_text(json_format.MessageToJson(game_analysis(games[0].decisions, games[0].summary)), encoding="utf-8")
+    [game] = habits.read_games([single], lambda where, why: pytest.fail(why))
+    assert game.source == str(single)
+
+
+def test_decisions_and_unforced_name_one_count_each(report, results):
+    """The habits count the unforced decisions, as "unforced"; the batch table's
+    "decisions" are every decision, forced ones included."""
+    first = habits.tables(report)[0]
+    headers = [str(c.header) for c in first.columns]
+    assert "decisions" not in headers
+    assert list(first.columns[headers.index("unforced")].cells) == [str(h.unforced) for h in report.ordered()]
+    totals = batch.Totals()
+    for line in results.read_text(encoding="utf-8").splitlines():
+        totals.add(batch.read_line(line)[1])
+    column = batch.Totals.COLUMNS.index("decisions")
+    assert {row[0]: int(row[column]) for row in totals.rows()} == {n: h.decisions for n, h in report.players.items()}
+    assert all(h.decisions > h.unforced for h in report.players.values())
+
+
 def test_every_kind_and_phase_of_the_protocol_has_its_words():
     for enum, words in ((apb.ErrorKind, habits.KINDS), (apb.DecisionAnalysis.DESCRIPTOR.fields_by_name["phase"]
                                                          .enum_type, habits.PHASES)):
@@ -194,11 +232,11 @@ class Page(HTMLParser):
         a = dict(attrs)
         if tag == "section" and "data-player" in a:
             self.current = self.players[a["data-player"]] = {"phase": {}, "kind": {}, "grade": {}, "examples": 0,
-                                                             "decisions": {}, "top": None, "dots": 0}
+                                                             "unforced": {}, "top": None, "dots": 0}
         elif self.current is not None:
             if "data-phase" in a:
                 self.current["phase"][a["data-phase"]] = int(a["data-count"])
-                self.current["decisions"][a["data-phase"]] = int(a["data-decisions"])
+                self.current["unforced"][a["data-phase"]] = int(a["data-unforced"])
             elif "data-kind" in a:
                 self.current["kind"][a["data-kind"]] = int(a["data-count"])
             elif "data-grade" in a:
@@ -226,7 +264,7 @@ def test_the_page_shows_the_counts(games, report, page):
     for name, c in want.items():
         p, h = shown[name], report.players[name]
         assert p["phase"] == {ph: sum(n for (x, _), n in c["phase_kind"].items() if x == ph) for ph in habits.PHASES}
-        assert p["decisions"] == {ph: c["phase"][ph] for ph in habits.PHASES}
+        assert p["unforced"] == {ph: c["phase"][ph] for ph in habits.PHASES}
         assert p["kind"] == {k: c["kind"][k] for k in habits.KINDS}
         assert p["grade"] == {g: c["grade"][g] for g in habits.GRADES}
         assert p["top"] == h.top_kind and p["examples"] == len(h.examples) == min(2, h.kinds[h.top_kind])
@@ -376,6 +414,6 @@ def test_analyses_from_before_kinds_and_phases_still_count(games, tmp_path):
     for name, h in r.players.items():
         assert dict(+h.kinds) == ({"other": errors[name]} if errors[name] else {})
         assert h.unclassified == errors[name] and h.phase_errors[habits.UNKNOWN_PHASE] == errors[name]
-        assert set(+h.phase_decisions) == {habits.UNKNOWN_PHASE}
+        assert set(+h.phase_unforced) == {habits.UNKNOWN_PHASE}
     text = habits.html(r)
     assert 'data-phase="unknown"' in text and "phase not recorded" in text

@@ -5,9 +5,10 @@ graph drawn (its blunder marker and luck bars in their colours). Its script
 is driven by a probe: a copy of the page with a script appended that clicks
 and presses keys, then writes what the page shows into the DOM, which
 --dump-dom prints: the position beside the graph follows a click on the
-graph or the table and the ← / → keys; the costliest errors come first; the
-page fits 360 px (in an iframe that wide: headless Chromium's window is at
-least 500 px); and its Content-Security-Policy blocks every network load.
+graph or the table and the ← / → keys; the costliest errors come first; at
+360 px (in an iframe that wide: headless Chromium's window is at least 500 px)
+and wider no text is cut by its box, and the graph says where it scrolls; and
+its Content-Security-Policy blocks every network load.
 
 Without a Chromium on the PATH these tests skip, unless
 CIRULLA_REQUIRE_CHROMIUM=1 (CI sets it: there a missing browser is a failure).
@@ -304,44 +305,86 @@ def test_the_costliest_errors_come_first_with_their_positions_and_reasons(browse
     assert shown["focus"]["decision"] == last["decision"]
 
 
-def test_the_page_fits_360_pixels(browser, report, tmp_path):
-    """In an iframe 360 px wide (the page's own media queries apply): nothing
-    is wider than the screen; the graph and the wide tables scroll in their boxes."""
-    page = report[0]
+# In an iframe of the width measured (headless Chromium's own window is at least 500 px), once laid
+# out: every piece of text (a text node's boxes) within the box that clips it and within the screen,
+# unless that box scrolls; and every box that scrolls sideways shown with a visible hint just before it.
+MEASURE = """
+var doc = f.contentDocument, win = f.contentWindow, root = doc.documentElement, cut = [], scrolls = [];
+function clip(node) {
+  for (var e = node.parentElement; e && e !== doc.body; e = e.parentElement) {
+    if (win.getComputedStyle(e).overflowX !== "visible") { return e; }
+  }
+  return null;
+}
+var walker = doc.createTreeWalker(doc.querySelector("main"), NodeFilter.SHOW_TEXT);
+while (walker.nextNode()) {
+  var t = walker.currentNode;
+  if (!t.data.trim() || t.parentElement.closest("svg")) { continue; }
+  var box = clip(t), scroller = box && /auto|scroll/.test(win.getComputedStyle(box).overflowX);
+  if (scroller) { continue; }                       // scrolled, not cut: the scrollers' own check
+  var edge = box ? box.getBoundingClientRect() : {left: 0, right: root.clientWidth};
+  var range = doc.createRange();
+  range.selectNodeContents(t);
+  Array.prototype.forEach.call(range.getClientRects(), function (r) {
+    if (r.width && (r.left < Math.max(edge.left, 0) - 0.5 || r.right > Math.min(edge.right, root.clientWidth) + 0.5)) {
+      cut.push(t.data.trim().slice(0, 40) + " in " + t.parentElement.tagName + "." + t.parentElement.className);
+    }
+  });
+}
+doc.querySelectorAll("main *").forEach(function (e) {
+  if (/auto|scroll/.test(win.getComputedStyle(e).overflowX) && e.scrollWidth > e.clientWidth + 1) {
+    var hint = e.previousElementSibling;
+    scrolls.push({box: e.className, hint: hint && hint.classList.contains("scroll-hint") && hint.offsetHeight > 0
+                                         ? hint.textContent : ""});
+  }
+});
+"""
+
+
+def measure(browser: str, tmp: Path, page: Path, width: int) -> dict:
+    """The page laid out `width` px wide: its width and what MEASURE finds."""
     source = json.dumps(page.read_text()).replace("</", "<\\/")
-    harness = tmp_path / "narrow.html"
+    harness = tmp / f"width-{width}.html"
     harness.write_text(f"""<!doctype html><html><body style="margin:0">
-<iframe id="f" style="width:360px;height:800px;border:0"></iframe>
+<iframe id="f" style="width:{width}px;height:800px;border:0"></iframe>
 <script>
 var f = document.getElementById("f");
 f.onload = function () {{
-  var doc = f.contentDocument, root = doc.documentElement, wide = [];
-  doc.querySelectorAll("main *").forEach(function (e) {{
-    var r = e.getBoundingClientRect();
-    if (r.right > root.clientWidth + 0.5 && !e.closest(".scroll, .svg-scroll")) {{
-      wide.push(e.tagName + "." + e.className);
-    }}
-  }});
+  {MEASURE}
   var out = document.createElement("pre");
   out.id = "probe";
-  out.textContent = JSON.stringify({{inner: f.contentWindow.innerWidth, scroll: root.scrollWidth,
-                                     client: root.clientWidth, wide: wide.slice(0, 10),
-                                     graph: doc.querySelector(".svg-scroll").scrollWidth}});
+  out.textContent = JSON.stringify({{inner: win.innerWidth, scroll: root.scrollWidth, client: root.clientWidth,
+                                     cut: cut.slice(0, 10), scrolls: scrolls}});
   document.body.appendChild(out);
 }};
 f.srcdoc = {source};
 </script></body></html>""")
-    done = chromium(browser, tmp_path, "--virtual-time-budget=5000", "--dump-dom", harness.as_uri())
+    done = chromium(browser, tmp, "--virtual-time-budget=5000", "--dump-dom", harness.as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
     assert found, done.stdout[-2000:]
-    got = json.loads(html.unescape(found.group(1)))
-    assert got["inner"] == 360
-    assert got["scroll"] <= 360 and got["wide"] == [], got
-    assert got["graph"] > got["client"]          # the graph keeps its size and scrolls in its box
+    return json.loads(html.unescape(found.group(1)))
+
+
+def test_at_360_pixels_no_text_is_cut_and_the_graph_says_it_scrolls(browser, report, tmp_path):
+    """A phone: the tables' rows become cards, so no text is cut by its box and
+    nothing is wider than the screen but the graph, which keeps its size,
+    scrolls in its box and says so."""
+    got = measure(browser, tmp_path, report[0], 360)
+    assert got["inner"] == 360 and got["scroll"] <= got["client"], got
+    assert got["cut"] == [], got
+    [graph] = got["scrolls"]
+    assert graph["box"] == "svg-scroll" and "scrolls sideways" in graph["hint"]
     shot = tmp_path / "narrow.png"
-    done = chromium(browser, tmp_path, "--window-size=360,800", f"--screenshot={shot}", page.as_uri())
+    done = chromium(browser, tmp_path, "--window-size=360,800", f"--screenshot={shot}", report[0].as_uri())
     assert done.returncode == 0 and shot.exists()
+
+
+@pytest.mark.parametrize("width", [600, 800, 901, 1200])
+def test_wider_screens_cut_no_text_and_scroll_nothing_without_a_hint(browser, report, tmp_path, width):
+    got = measure(browser, tmp_path, report[0], width)
+    assert got["scroll"] <= got["client"] and got["cut"] == [], got
+    assert all(s["hint"] for s in got["scrolls"]), got
 
 
 def test_the_policy_blocks_every_network_load(browser, report, tmp_path):
