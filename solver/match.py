@@ -11,6 +11,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from . import _core, legality
 from .cards import Card, cards_of, parse_cards
@@ -19,6 +20,9 @@ from .events import CATEGORIES, Deal, Event, HandEnd, SideScore, Turn
 from .moves import Move
 from .rules import Rules
 from .view import SeatView
+
+if TYPE_CHECKING:
+    from ._core import CoreFields
 
 
 class Phase(StrEnum):
@@ -72,6 +76,22 @@ class Match:
         self._undo: list[_Snapshot] = []
         self._core = _core.CoreState(self.rules.core, dealer)
         self._advance()
+
+    @classmethod
+    def restore(cls, rules: Rules, fields: CoreFields, *, names: Sequence[str] | None = None) -> Match:
+        """A match whose first hand stands where the core's state `fields` (as
+        ``match.core.export()`` gives them) says, a move due: a position set up
+        card by card, which no deal reaches directly. Later rounds are dealt by
+        the caller (``manual_deal``).
+
+        :raises StateError: if the state has no move due.
+        """
+        if fields["phase"] != _core.PHASE_PLAY:
+            raise StateError(f"{fields['phase']}, but a restored match starts with a move due: "
+                             f"phase {_core.PHASE_PLAY} (play)", field="phase")
+        match = cls(rules, dealer=fields["dealer"], manual_deal=True, names=names)
+        match._core = _core.CoreState.restore(rules.core, fields)
+        return match
 
     # --- what the table shows ---
 

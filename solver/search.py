@@ -287,6 +287,14 @@ def tables_ready(rules: Rules) -> bool:
     return False
 
 
+def tables_building(rules: Rules) -> bool:
+    """Whether these rules' tables are being built in the background, or wait
+    for the builder (tables_ready started it); once built they are forgotten
+    here, so the option sets ever seen do not pile up."""
+    with _tables_lock:
+        return rules in _building
+
+
 def _build_in_background(rules: Rules) -> None:
     _lower_priority()
     try:

@@ -293,6 +293,27 @@ def test_copy_is_independent():
     assert a.events == b.events and a.scores == b.scores
 
 
+def test_restore_sets_up_a_position_a_deal_cannot_reach():
+    """A match restored from a hand's core state plays on from there as the
+    original does, to the hand's end; a state with no move due is refused."""
+    m = Match(Rules(players=3), seed=4)
+    rng = random.Random(4)
+    for _ in range(5):
+        m.play(rng.choice(m.legal_moves))
+    r = Match.restore(m.rules, m.core.export(), names=["a", "b", "c"])
+    assert (r.to_move, r.dealer, r.round, r.table, r.names, r.events) == \
+        (m.to_move, m.dealer, m.round, m.table, ("a", "b", "c"), [])
+    assert [r.hand(s) for s in range(3)] == [m.hand(s) for s in range(3)] and r.legal_moves == m.legal_moves
+    start = len(m.events)
+    while r.phase == "play":                   # to the round's end: the next deal is the caller's
+        move = rng.choice(m.legal_moves)
+        assert r.play(move) == m.play(move)
+    assert r.events == m.events[start:start + len(r.events)] and r.hand(0) == []
+    with pytest.raises(StateError, match="a move due") as refused:
+        Match.restore(r.rules, r.core.export())
+    assert refused.value.field == "phase"
+
+
 def test_hand_points_and_breakdown_categories():
     m = Match(Rules(players=3), seed=3)
     assert len(m.hand_points()) == 3 and all(list(p) == list(CATEGORIES) for p in m.hand_points())
