@@ -178,6 +178,17 @@ cdef enum:
     POLICY_SAMPLE = 1 << 17     # with POLICY_LEARNED: a move drawn by the learned logit's softmax
     EPS_MASK = 0xFFFF
 
+cpdef enum Policy:
+    """How the others' moves are chosen in a playout (the search's rollouts),
+    or judged by the inference from plays (GREEDY or LEARNED): one number for
+    Python (search.SearchParams, the arena's pol= and ipol= knobs) and the core."""
+    GREEDY = 0          # the greedy heuristic's move (greedy_index)
+    LEARNED = 1         # the learned policy's best move (learned_index)
+    SAMPLE = 2          # a move drawn from the learned policy's softmax (learned_sample)
+
+# choose_move's and play_out's eps_milli flags that play `policy`
+cdef int policy_flags(int policy) except -1
+
 cdef inline int choose_move(const State* s, const Rules* r, Rng* rng, const Move* moves, int n,
                             int eps_milli) noexcept nogil:
     """The playout policy's choice among moves[:n] (n >= 1): the greedy move
@@ -207,8 +218,8 @@ cdef inline void deal_due(State* s, const Rules* r, Rng* rng) noexcept nogil:
             shuffle_rest(s, rng)
 
 # The hand to its end from s, dealing from the stock, each move by choose_move
-# with this eps_milli (0: greedy; POLICY_LEARNED, | POLICY_SAMPLE: learned;
-# RANDOM_PLAY: random). buf: MAX_MOVES moves.
+# with this eps_milli (policy_flags(policy), or RANDOM_PLAY: random). buf:
+# MAX_MOVES moves.
 cdef void play_out(State* s, const Rules* r, Rng* rng, int eps_milli, Move* buf) noexcept nogil
 
 # --- the state as Python values ---

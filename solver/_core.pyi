@@ -3,6 +3,7 @@
 CoreMove and CoreFields name the core's values for type checkers only (the
 compiled module has no such names): import them under TYPE_CHECKING."""
 from collections.abc import Sequence
+from enum import IntEnum
 from typing import Final, TypeAlias, TypedDict
 
 # a move as the core's tuple: (card, take, take2, matta_rank, points), card -1 for a declaration
@@ -40,6 +41,11 @@ DEAL_RESULT_CAPOTUN: Final = 2
 N_CATEGORIES: Final = 9
 N_POLICY_FEATURES: Final = 22
 POLICY_FEATURES: tuple[str, ...]
+
+class Policy(IntEnum):
+    GREEDY = 0
+    LEARNED = 1
+    SAMPLE = 2
 
 class CoreRules:
     def __init__(self, *, n_players: int, capture_optional: int, ace_on_ace: int,
@@ -101,5 +107,5 @@ class CoreState:
     @property
     def declared(self) -> int: ...
 
-def bench_playouts(rules: CoreRules, n: int, seed: int, greedy: bool, learned: int = 0) -> int: ...
+def bench_playouts(rules: CoreRules, n: int, seed: int, greedy: bool, policy: Policy = ...) -> int: ...
 def random_hand_stats(rules: CoreRules, n: int, seed: int) -> tuple[int, dict[str, tuple[int, int]]]: ...

@@ -1414,18 +1414,27 @@ cdef class CoreState:
     def declared(self): return self.s.declared
 
 
-def bench_playouts(CoreRules rules, long n, unsigned long long seed, bint greedy, int learned=0):
+cdef int policy_flags(int policy) except -1:
+    if policy == GREEDY:
+        return 0
+    if policy == LEARNED:
+        return POLICY_LEARNED
+    if policy == SAMPLE:
+        return POLICY_LEARNED | POLICY_SAMPLE
+    raise ValueError(f"policy must be a Policy: GREEDY (0), LEARNED (1) or SAMPLE (2), got {policy}")
+
+
+def bench_playouts(CoreRules rules, long n, unsigned long long seed, bint greedy, int policy=GREEDY):
     """Play n whole hands from fresh shuffles; returns the sum of side 0's points
-    (so the work cannot be optimised away). learned (with greedy): 1 the
-    learned policy instead of the greedy one, 2 its softmax draws."""
+    (so the work cannot be optimised away). With greedy, every move by the
+    Policy `policy`; without, at random."""
     cdef State s
     cdef Rng rng
     cdef long i
     cdef int out[MAX_SEATS * N_CAT]
     cdef long total = 0
     cdef int j
-    cdef int eps_milli = ((POLICY_LEARNED if learned else 0) | (POLICY_SAMPLE if learned == 2 else 0)
-                          if greedy else RANDOM_PLAY)
+    cdef int eps_milli = policy_flags(policy) if greedy else RANDOM_PLAY
     cdef Move* buf = <Move*>PyMem_Malloc(MAX_MOVES * sizeof(Move))
     if buf == NULL:
         raise MemoryError()

@@ -26,7 +26,7 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
 from cirulla.solver._core cimport (
-    MAX_MOVES, MAX_SEATS, N_CARDS, N_CAT, POLICY_LEARNED, POLICY_SAMPLE, CoreRules, Move, State, bit, gen_moves, lowest,
+    GREEDY, LEARNED, MAX_MOVES, MAX_SEATS, N_CARDS, N_CAT, CoreRules, Move, State, bit, gen_moves, lowest, policy_flags,
     side_of, state_from_dict, state_to_dict, u64)
 from cirulla.solver._equity cimport EquityTable
 from cirulla.solver._exact cimport XCAP, XDEPTH, Tables, exact_worlds, tables_free, tables_init
@@ -71,18 +71,18 @@ cdef class Searcher:
                  list nobuona, list played, bint fixed, unsigned long long seed,
                  StopFlag stop, list plays=None, double infer_t=0.0,
                  double c_ucb=4.0, int eps_milli=100, int follow_min=8, int follow_own=1,
-                 double root_floor=0.0, int policy=0, int infer_policy=0,
+                 double root_floor=0.0, int policy=GREEDY, int infer_policy=GREEDY,
                  EquityTable equity=None, list scores=None, int next_dealer_side=0,
                  bint match_mode=False):
         cdef int i, n
         cdef size_t size
         cdef SeenPlay* sp
         cdef Search* S = &self.S
+        cdef int rollout = policy_flags(policy)
         if not 0 <= eps_milli <= 1000:
             raise ValueError(f"eps_milli (the rollout's random moves, per 1000) must be in 0..1000, got {eps_milli}")
-        if policy not in (0, 1, 2):
-            raise ValueError(f"policy (the rollout's: 0 greedy, 1 learned, 2 learned softmax draws) must be "
-                             f"0, 1 or 2, got {policy}")
+        if infer_policy not in (GREEDY, LEARNED):
+            raise ValueError(f"infer_policy (the inference's) must be GREEDY (0) or LEARNED (1), got {infer_policy}")
         if len(unseen) > N_CARDS:
             raise ValueError(f"{len(unseen)} unseen cards: there are {N_CARDS} cards")
         self.release()                  # (__init__ called again)
@@ -105,12 +105,10 @@ cdef class Searcher:
                 sp.after[i] = after[i] if i < len(after) else 0
             S.k.n_plays += 1
         S.k.infer_t = infer_t
-        if infer_policy not in (0, 1):
-            raise ValueError(f"infer_policy (the inference's: 0 greedy, 1 learned) must be 0 or 1, got {infer_policy}")
-        S.k.infer_learned = infer_policy
+        S.k.infer_learned = infer_policy == LEARNED
         S.me = side_of(&S.r, observer)
         S.c_ucb = c_ucb
-        S.eps_milli = eps_milli | (POLICY_LEARNED if policy else 0) | (POLICY_SAMPLE if policy == 2 else 0)
+        S.eps_milli = eps_milli | rollout
         S.follow_min = follow_min
         S.follow_own = follow_own
         if not 0.0 <= root_floor <= 1.0:

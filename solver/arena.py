@@ -36,29 +36,30 @@ from .match import Match
 from .moves import Move
 from .players import LEVEL_NAMES, EnginePlayer
 from .rules import Rules
-from .search import Knowledge, SearchMethod, flat_monte_carlo, match_sensitive, run_search, search
+from .search import Knowledge, Policy, SearchMethod, flat_monte_carlo, match_sensitive, run_search, search
 
 ENGINES = ("random", "greedy", "flatmc", "ismcts", "cheat", "peek")
 MAX_HANDS = 200                 # a match still tied after this many hands counts as a draw
 
 
 Knob: TypeAlias = float | int | str     # a tuning knob's value
-# the knobs pol= and ipol=: _search.Searcher's policy (the rollout's) and infer_policy (the inference's)
-ROLLOUT_POLICIES = {"greedy": 0, "learned": 1, "sample": 2}
 
 
-def _rollout_policy(text: str) -> int:
-    if text not in ROLLOUT_POLICIES:
-        raise ValueError(text)
-    return ROLLOUT_POLICIES[text]
+def _policy(text: str) -> Policy:
+    """The knobs pol= and ipol= (run_search's policy and infer_policy): a Policy
+    by its name in lower case, pol=learned."""
+    try:
+        return Policy[text.upper()]
+    except KeyError:
+        raise ValueError(text) from None
 
 
 # a knob's short name: the parameter of run_search it sets, and how its text is read
 TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "c": ("c_ucb", float), "eps": ("eps_milli", int), "follow": ("follow_min", int),
     "share": ("paired_share", float), "pick": ("pick", str), "own": ("follow_own", int),
-    "inf": ("infer_t", float), "floor": ("root_floor", float), "pol": ("policy", _rollout_policy),
-    "ipol": ("infer_policy", _rollout_policy)}
+    "inf": ("infer_t", float), "floor": ("root_floor", float), "pol": ("policy", _policy),
+    "ipol": ("infer_policy", _policy)}
 
 
 @dataclass(frozen=True)
@@ -127,8 +128,7 @@ class EngineSpec:
             text += f":{self.iterations}it"
         if self.params:
             short = {v[0]: k for k, v in TUNING.items()}
-            names: dict[Knob, str] = {v: k for k, v in ROLLOUT_POLICIES.items()}
-            text += ":" + ",".join(f"{short[k]}={names[v] if k in ('policy', 'infer_policy') else v}"
+            text += ":" + ",".join(f"{short[k]}={v.name.lower() if isinstance(v, Policy) else v}"
                                    for k, v in self.params)
         return text
 

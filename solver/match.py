@@ -11,14 +11,18 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from . import _core
-from .cards import Card, cards_of, format_cards, parse_cards
+from . import _core, legality
+from .cards import Card, cards_of, parse_cards
 from .errors import IllegalMoveError, StateError
 from .events import CATEGORIES, Deal, Event, HandEnd, SideScore, Turn
 from .moves import Move
 from .rules import Rules
 from .view import SeatView
+
+if TYPE_CHECKING:
+    from ._core import CoreFields
 
 
 class Phase(StrEnum):
@@ -73,6 +77,22 @@ class Match:
         self._core = _core.CoreState(self.rules.core, dealer)
         self._advance()
 
+    @classmethod
+    def restore(cls, rules: Rules, fields: CoreFields, *, names: Sequence[str] | None = None) -> Match:
+        """A match whose first hand stands where the core's state `fields` (as
+        ``match.core.export()`` gives them) says, a move due: a position set up
+        card by card, which no deal reaches directly. Later rounds are dealt by
+        the caller (``manual_deal``).
+
+        :raises StateError: if the state has no move due.
+        """
+        if fields["phase"] != _core.PHASE_PLAY:
+            raise StateError(f"{fields['phase']}, but a restored match starts with a move due: "
+                             f"phase {_core.PHASE_PLAY} (play)", field="phase")
+        match = cls(rules, dealer=fields["dealer"], manual_deal=True, names=names)
+        match._core = _core.CoreState.restore(rules.core, fields)
+        return match
+
     # --- what the table shows ---
 
     @property
@@ -89,8 +109,8 @@ class Match:
     @property
     def core(self) -> _core.CoreState:
         """The core's state of the hand in play, for the modules that build on it
-        (a seat's view, the search's true world). Read it; change the match only
-        through play and deal."""
+        (the search's true world). Read it; change the match only through play
+        and deal."""
         return self._core
 
     @property
@@ -161,21 +181,39 @@ class Match:
 
     # --- actions ---
 
+    def why_illegal(self, move: Move | str) -> str | None:
+        """Why the seat to move cannot play `move` (or its text) now, citing the
+        rule; None if it can. The reason `play` would raise, without raising.
+
+        >>> m = Match(Rules.preset("classic"), seed=7)
+        >>> [str(c) for c in m.hand(m.to_move)], [str(c) for c in m.table]
+        (['3S', '4S', 'QD'], ['JH', 'QS', 'KD', 'KH'])
+        >>> m.why_illegal("QD x QS") is None
+        True
+        >>> print(m.why_illegal("QD"))
+        QD: QD can capture, and capturing is mandatory (R-MUST): QD x QS
+
+        :raises InvalidMoveError: if its text cannot be parsed.
+        """
+        if self.phase is not Phase.PLAY:
+            return f"no move is due: the match is in phase '{self.phase}'"
+        move = Move.of(move, matta=self.rules.matta_card)
+        return legality.why_illegal(move, self._core, self.rules, self.legal_moves)
+
     def play(self, move: Move | str) -> Turn:
         """Play a move (or its text) for the seat to move.
 
-        :raises IllegalMoveError: if the rules do not allow it here, saying why.
+        :raises IllegalMoveError: if the rules do not allow it here, saying why
+            (``why_illegal``'s reason).
         :raises InvalidMoveError: if its text cannot be parsed.
         """
         if self.phase is not Phase.PLAY:
             raise StateError(f"no move can be played: the match is in phase '{self.phase}'")
-        if isinstance(move, str):
-            move = Move.parse(move, matta=self.rules.matta_card)
-        legal = self.legal_moves
-        try:
-            move = legal[legal.index(move)]         # the legal twin carries the points
-        except ValueError:
-            raise IllegalMoveError(self._why_illegal(move, legal)) from None
+        move, legal = Move.of(move, matta=self.rules.matta_card), self.legal_moves
+        reason = legality.why_illegal(move, self._core, self.rules, legal)
+        if reason is not None:
+            raise IllegalMoveError(reason)
+        move = legal[legal.index(move)]             # the legal twin carries the points
         self._push()
         core = self._core
         seat, table_before = core.turn, core.table
@@ -254,7 +292,46 @@ class Match:
 
     def view(self, seat: int) -> SeatView:
         """What `seat` knows (docs/rules.md section 8), and nothing more."""
-        return SeatView.of(self, self._seat(seat))
+        seat = self._seat(seat)
+        core, r, n = self._core, self.rules, self.rules.players
+        history = self._history_seen_by(seat)
+        played: list[list[Card]] = [[] for _ in range(n)]
+        for e in reversed(history):
+            if isinstance(e, Deal):
+                break
+            if isinstance(e, Turn) and e.move.card is not None:     # a card play, not a declaration
+                played[e.seat].append(e.move.card)
+        return SeatView(
+            rules=r, seat=seat, hand_number=self.hand_number, dealer=core.dealer,
+            round=core.round, to_move=core.turn,
+            hand=tuple(cards_of(core.hand(seat))),
+            table=tuple(cards_of(core.table)),
+            hand_sizes=tuple(bin(core.hand(s)).count("1") for s in range(n)),
+            stock_size=40 - core.stock_pos,
+            public=tuple(tuple(cards_of(core.public(s))) for s in range(n)),
+            piles=tuple(tuple(cards_of(core.pile(s))) for s in range(r.n_sides)),
+            scope=tuple(core.scope(s) for s in range(r.n_sides)),
+            declarations=tuple(core.decl(s) for s in range(r.n_sides)),
+            declared=tuple(bool(core.declared >> s & 1) for s in range(n)),
+            played_this_round=tuple(tuple(p) for p in played),
+            last_capturer=core.last_capturer,
+            matta_as=self.matta_as,
+            scores=tuple(self.scores),
+            history=history,
+        )
+
+    def _history_seen_by(self, seat: int) -> tuple[Event, ...]:
+        """This hand's events as `seat` saw them: the deals masked to the table
+        and its own cards."""
+        events: list[Event] = []
+        for e in reversed(self.events):
+            if isinstance(e, Deal) and e.round == 0 and not e.void and e.hand == self.hand_number:
+                events.append(_masked_deal(e, seat))
+                break
+            if isinstance(e, HandEnd) or (isinstance(e, Deal) and e.hand != self.hand_number):
+                break
+            events.append(_masked_deal(e, seat) if isinstance(e, Deal) else e)
+        return tuple(reversed(events))
 
     # --- the flow of a match ---
 
@@ -329,62 +406,6 @@ class Match:
             raise StateError(f"side must be 0..{self.rules.n_sides - 1} (R-SIDES), got {side!r}")
         return side
 
-    def _why_illegal(self, move: Move, legal: list[Move]) -> str:
-        """Why `move` is not one of `legal`: the fact, the rule in a few words, its id."""
-        seat, r = self.to_move, self.rules
-        held = set(self.hand(seat))
-        if move.card is None:                               # a declaration
-            missing = (move.declared | move.declared_second) - held
-            if missing:
-                return (f"{move}: seat {seat} does not hold {format_cards(missing)} "
-                        f"(a player declares the cards of their own holding, R-DECL-WHEN)")
-            if self._core.declared >> seat & 1 or len(held) != self._core.round_cards:
-                return (f"{move}: seat {seat} can declare only at its first turn of a round, "
-                        "holding all its cards (R-DECL-WHEN)")
-            rules = ["R-BUONA3: 3 cards adding up to 9 or less", "R-DECINO: 3 cards of one rank",
-                     "R-MATTA: the matta is named only to make one"]
-            if r.grande_in_hand:
-                rules.append("R-V30: J Q K of diamonds")
-            if r.cirullone:
-                rules.append("R-VC: up to two triples of the six")
-            can = [str(m) for m in legal if m.is_declaration]
-            tail = f"seat {seat} can {', '.join(can)}" if can else f"seat {seat}'s cards make none"
-            return f"{move}: not a declaration these cards make ({'; '.join(rules)}); {tail}"
-        if move.card not in held:
-            return f"{move}: seat {seat} does not hold {move.card} (a player plays a card of their own holding, R-TURN)"
-        if any(m.is_declaration for m in legal) and not any(not m.is_declaration for m in legal):
-            return (f"{move}: seat {seat} holds a buona and, with declarations mandatory, must declare it "
-                    f"before playing (R-DECL-CHOICE): {', '.join(str(m) for m in legal)}")
-        missing = move.captured - set(self.table)
-        if missing:
-            return f"{move}: {format_cards(missing)} not on the table (a card captures only table cards, R-MOVE)"
-        options = ", ".join(str(m) for m in legal if m.card == move.card)
-        if not move.captured:
-            return f"{move}: {move.card} can capture, and capturing is mandatory (R-MUST): {options}"
-        rule = self._capture_rule(move.card, move.captured)
-        return f"{move}: not a capture the rules allow: {rule}; {move.card} can play {options}"
-
-    def _capture_rule(self, card: Card, captured: frozenset[Card]) -> str:
-        """The capture rule that `card` taking the table cards `captured` breaks."""
-        cval = self._core.cval                              # the matta plays as named (R-MATTA)
-        v = cval(card.index)
-        ace_on_table = any(cval(c.index) == 1 for c in self.table)
-        if v == 1 and not ace_on_table:
-            return "an ace played on a table without an ace takes every card on it (R-ACE)"
-        if v == 1:
-            return {"only_ace": "an ace played on a table with an ace takes one ace and nothing else (R-ACE-ACE)",
-                    "ace_or_fifteen": "an ace played on a table with an ace takes one ace, "
-                                      "or cards making 15 with it (R-ACE-ACE)",
-                    "sweep": "an ace played on a table with an ace takes every card on it "
-                             "(R-ACE-ACE, ace_on_ace sweep)"}[self.rules.ace_on_ace]
-        taken = sum(cval(c.index) for c in captured)
-        if taken == v and self.rules.single_match_first and len(captured) > 1 \
-                and any(cval(c.index) == v for c in self.table):
-            return (f"a table card is worth {v} like {card}, so a simple capture takes a single card "
-                    f"(R-CHOICE, single_match_first)")
-        return (f"{card} takes cards adding up to its value {v} (R-SIMPLE) or to {15 - v}, "
-                f"making 15 with it (R-FIFTEEN), and these add up to {taken}")
-
 
 def _unique_best(scores: list[int]) -> int | None:
     best = max(scores)
@@ -394,3 +415,9 @@ def _unique_best(scores: list[int]) -> int | None:
 def _dealt_before(core: _core.CoreState) -> list[int]:
     return core.export()["stock"][:core.stock_pos]
 
+
+def _masked_deal(deal: Deal, seat: int) -> Deal:
+    """A deal as `seat` saw it: the table and its own cards only."""
+    return Deal(deal.hand, deal.round, deal.dealer, deal.table,
+                tuple(h if s == seat else () for s, h in enumerate(deal.hands)),
+                deal.void, deal.dealer_scope, deal.capotun)

@@ -49,6 +49,11 @@ class Move:
         return bool(self.captured)
 
     @classmethod
+    def of(cls, move: Move | str, *, matta: Card | None = SEVEN_OF_HEARTS) -> Move:
+        """`move` itself, or the move its text names (`parse`)."""
+        return move if isinstance(move, Move) else cls.parse(move, matta=matta)
+
+    @classmethod
     def parse(cls, text: str, *, matta: Card | None = SEVEN_OF_HEARTS) -> Move:
         """Parse a move's text form; raises InvalidMoveError saying what is wrong."""
         if not isinstance(text, str) or not text.strip():

@@ -56,6 +56,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict, Unpack
 
 from . import _search
+from ._core import Policy as Policy  # run_search's policy and infer_policy, for its callers
 from ._equity import EquityTable, hand_distribution
 from .cards import mask_of
 from .errors import StateError
@@ -159,8 +160,8 @@ class SearchParams(TypedDict, total=False):
     follow_own: int                 # 1 (default): follow the tree at the asking side's moves only
     root_floor: float               # the share of the tree's iterations spread over the root moves at least
     infer_t: float                  # the inference's temperature (0: worlds drawn uniformly)
-    policy: int                     # the rollout policy: 0 greedy, 1 learned, 2 its softmax (_core.choose_move)
-    infer_policy: int               # the inference's model of the others' plays: 0 greedy, 1 learned
+    policy: Policy                  # the rollout policy (_core.choose_move)
+    infer_policy: Policy            # the inference's model of the others' plays: GREEDY or LEARNED
 
 
 # another seat's card play this round: (seat, the table before it, card, the cards each seat played after it)
@@ -285,6 +286,14 @@ def tables_ready(rules: Rules) -> bool:
         if rules not in _building:
             _building[rules] = _builder.submit(_build_in_background, rules)
     return False
+
+
+def tables_building(rules: Rules) -> bool:
+    """Whether these rules' tables are being built in the background, or wait
+    for the builder (tables_ready started it); once built they are forgotten
+    here, so the option sets ever seen do not pile up."""
+    with _tables_lock:
+        return rules in _building
 
 
 def _build_in_background(rules: Rules) -> None:

@@ -11,16 +11,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import _core
+from . import _core, legality
 from .cards import RANKS, Card, cards_of, format_cards, mask_of
 from .errors import StateError, ViewError, Violation
-from .events import Deal, Event, HandEnd, Turn
+from .events import Deal, Event, Turn
 from .moves import Move
 from .rules import Rules
 
 if TYPE_CHECKING:
     from ._core import CoreFields
-    from .match import Match
 
 
 @dataclass(frozen=True)
@@ -45,44 +44,6 @@ class SeatView:
     matta_as: int | None                        # the named rank of a declared matta
     scores: tuple[int, ...]                     # match points by side
     history: tuple[Event, ...] = ()             # this hand's events as the seat saw them
-
-    @classmethod
-    def of(cls, match: Match, seat: int) -> SeatView:
-        core, r = match.core, match.rules
-        n = r.players
-        events: list[Event] = []
-        for e in reversed(match.events):
-            if isinstance(e, Deal) and e.round == 0 and not e.void and e.hand == match.hand_number:
-                events.append(_masked_deal(e, seat))
-                break
-            if isinstance(e, HandEnd) or (isinstance(e, Deal) and e.hand != match.hand_number):
-                break
-            events.append(_masked_deal(e, seat) if isinstance(e, Deal) else e)
-        history = tuple(reversed(events))
-        played: list[list[Card]] = [[] for _ in range(n)]
-        for e in reversed(history):
-            if isinstance(e, Deal):
-                break
-            if isinstance(e, Turn) and e.move.card is not None:     # a card play, not a declaration
-                played[e.seat].append(e.move.card)
-        return cls(
-            rules=r, seat=seat, hand_number=match.hand_number, dealer=core.dealer,
-            round=core.round, to_move=core.turn,
-            hand=tuple(cards_of(core.hand(seat))),
-            table=tuple(cards_of(core.table)),
-            hand_sizes=tuple(bin(core.hand(s)).count("1") for s in range(n)),
-            stock_size=40 - core.stock_pos,
-            public=tuple(tuple(cards_of(core.public(s))) for s in range(n)),
-            piles=tuple(tuple(cards_of(core.pile(s))) for s in range(r.n_sides)),
-            scope=tuple(core.scope(s) for s in range(r.n_sides)),
-            declarations=tuple(core.decl(s) for s in range(r.n_sides)),
-            declared=tuple(bool(core.declared >> s & 1) for s in range(n)),
-            played_this_round=tuple(tuple(p) for p in played),
-            last_capturer=core.last_capturer,
-            matta_as=match.matta_as,
-            scores=tuple(match.scores),
-            history=history,
-        )
 
     # --- derived facts ---
 
@@ -423,12 +384,40 @@ class SeatView:
         self._check_to_move()
         return Move.greedy_in(self.core_world(), self.rules.matta_card)
 
+    def why_illegal(self, move: Move | str) -> str | None:
+        """Why this seat cannot play `move` (or its text) now, citing the rule;
+        None if it can: Match.why_illegal's reason, from what the seat sees.
+
+        >>> from cirulla.solver import Match
+        >>> view = Match(Rules.preset("classic"), seed=7).view(0)
+        >>> view.why_illegal("3S") is None
+        True
+        >>> print(view.why_illegal("5C"))
+        5C: seat 0 does not hold 5C (a player plays a card of their own holding, R-TURN)
+
+        :raises InvalidMoveError: if its text cannot be parsed.
+        """
+        no_move = self._why_no_move()
+        if no_move is not None:
+            return no_move[1]
+        matta = self.rules.matta_card
+        world = self.core_world()
+        return legality.why_illegal(Move.of(move, matta=matta), world, self.rules, Move.legal_in(world, matta))
+
     def _check_to_move(self) -> None:
+        no_move = self._why_no_move()
+        if no_move is not None:
+            field, reason = no_move
+            raise StateError(reason, field=field)
+
+    def _why_no_move(self) -> tuple[str, str] | None:
+        """(the field at fault, why) if this seat has no move to make."""
         if self.to_move != self.seat:
-            raise StateError(f"seat {self.to_move} is to move, not the view's seat {self.seat}: only the seat "
-                             "to move has moves (R-TURN)", field="to_move")
+            return "to_move", (f"seat {self.to_move} is to move, not the view's seat {self.seat}: only the seat "
+                               "to move has moves (R-TURN)")
         if not self.hand:
-            raise StateError(f"seat {self.seat} has no card to play", field="hand")
+            return "hand", f"seat {self.seat} has no card to play"
+        return None
 
     def core_world(self) -> _core.CoreState:
         """One core state this view could be a view of, the unseen cards placed
@@ -514,11 +503,3 @@ def _is_sum(total: int, values: Sequence[int], most: int) -> bool:
 def _pad(values: list[int], n: int = 5) -> list[int]:
     """Per-seat rows padded to the core's MAX_SEATS."""
     return list(values) + [0] * (n - len(values))
-
-
-def _masked_deal(deal: Deal, seat: int) -> Deal:
-    """A deal as `seat` saw it: the table and its own cards only."""
-    return Deal(deal.hand, deal.round, deal.dealer, deal.table,
-                tuple(h if s == seat else () for s, h in enumerate(deal.hands)),
-                deal.void, deal.dealer_scope, deal.capotun)
-

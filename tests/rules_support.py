@@ -1,10 +1,9 @@
 """Helpers shared by the rules-engine tests: positions built from card texts,
 move sets as texts, and whole random matches.
 
-A position that a deal cannot reach directly is built through
-``_core.CoreState.restore`` from a dict shaped like ``CoreState.export()``,
-then put in a manual-deal Match, so the tests still go through the public
-API (legal_moves, play, events) from there on.
+A position that a deal cannot reach directly is built by ``Match.restore``
+from a dict shaped like ``CoreState.export()``, so the tests still go
+through the public API (legal_moves, play, events) from there on.
 """
 from __future__ import annotations
 
@@ -83,14 +82,12 @@ def position(rules: Rules, hands: list[str], table: str = "", *, turn: int = 0,
                   round_cards=rules.round_cards(round_), declared=declared,
                   public=pub, scope=sc, decl=dc, last_capturer=last_capturer,
                   phase=_core.PHASE_PLAY)
-    match = Match(rules, dealer=dealer, manual_deal=True)
-    match._core = _core.CoreState.restore(rules.core, fields)
-    return match
+    return Match.restore(rules, fields)
 
 
 def all_cards(match: Match) -> list[Card]:
     """Every card the match can place now: hands, table, piles, undealt stock."""
-    core = match._core
+    core = match.core
     out = [c for s in range(match.rules.players) for c in match.hand(s)]
     out += match.table
     out += [c for side in range(match.rules.n_sides) for c in match.pile(side)]

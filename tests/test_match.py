@@ -16,7 +16,9 @@ from cirulla.solver import (
     HandEnd,
     IllegalMoveError,
     InvalidCardError,
+    InvalidMoveError,
     Match,
+    Move,
     Rules,
     StateError,
     Turn,
@@ -187,16 +189,72 @@ def test_play_after_the_end_is_refused():
 
 
 def test_illegal_moves_say_why():
+    """why_illegal gives the reason without raising; play raises it; the seat's
+    view, asked the same, gives the same reason."""
     m = Match(Rules(), dealer=0, manual_deal=True)
     m.deal(hands=["2S 3S 4S", "5H 6H KC"], table="5D JD QD KH")
     cases = [("AS", "does not hold AS"), ("5H x JD", "R-SIMPLE"), ("5H", "R-MUST"),
              ("KC x 2S", "not on the table"), ("declare 5H 6H KC", "not a declaration"),
              ("declare 2S 3S 4S", "does not hold")]
+    view = m.view(m.to_move)
     for text, why in cases:
-        with pytest.raises(IllegalMoveError, match=why):
+        reason = m.why_illegal(text)
+        assert reason is not None and why in reason
+        assert view.why_illegal(text) == reason
+        with pytest.raises(IllegalMoveError) as refused:
             m.play(text)
+        assert refused.value.reason == reason
+    assert m.why_illegal("5H x 5D") is None and m.why_illegal(Move.parse("5H x 5D")) is None
+    assert view.why_illegal("5H x 5D") is None
     assert isinstance(IllegalMoveError("x"), CirullaError) and isinstance(IllegalMoveError("x"), ValueError)
     assert len(m.events) == 1                      # nothing was played
+
+
+def test_why_illegal_when_no_move_is_due():
+    """Out of the play phase, or asked of a seat not to move, the reason says so;
+    a text that is no move is bad input, and raises."""
+    m = Match(Rules(), dealer=0, manual_deal=True)
+    assert m.why_illegal("AS") == "no move is due: the match is in phase 'deal'"
+    m.deal(hands=["2S 3S 4S", "5H 6H KC"], table="5D JD QD KH")
+    assert "seat 1 is to move, not the view's seat 0" in m.view(0).why_illegal("2S")
+    with pytest.raises(InvalidMoveError):
+        m.why_illegal("2S x")
+    with pytest.raises(InvalidMoveError):
+        m.view(1).why_illegal("")
+    over = random_match(Rules(target=11), seed=2)
+    assert over.why_illegal("7C") == "no move is due: the match is in phase 'over'"
+
+
+def _candidates(match: Match) -> set[Move]:
+    """The legal moves and moves near them: every held card dropped, taking each
+    table card alone or the whole table, a card not held, and declarations."""
+    held, table = match.hand(match.to_move), match.table
+    out = set(match.legal_moves)
+    for c in held:
+        out |= {Move(c), Move(c, frozenset(table))} | {Move(c, frozenset([t])) for t in table}
+    out.add(Move(next(c for c in DECK if c not in held)))
+    out |= {Move(declared=frozenset(held[:3])), Move(declared=frozenset(DECK[:3]))}
+    return out
+
+
+@pytest.mark.parametrize("preset, players", [("classic", 2), ("online", 3), ("cirullone", 2), ("five", 5)])
+def test_why_illegal_is_none_exactly_for_the_legal_moves(preset, players):
+    """At every decision of random matches: a move is legal iff why_illegal has no
+    reason for it; the view of the seat to move gives the match's reasons (they
+    read only what that seat sees); and play refuses with the same reason."""
+    m = Match(Rules.preset(preset, players=players, hands=1), seed=players)
+    rng = random.Random(players)
+    while not m.is_over:
+        legal, view = m.legal_moves, m.view(m.to_move)
+        for move in _candidates(m):
+            reason = m.why_illegal(move)
+            assert (reason is None) == (move in legal), (move, reason)
+            assert view.why_illegal(move) == reason
+        illegal = next(x for x in _candidates(m) if x not in legal)
+        with pytest.raises(IllegalMoveError) as refused:
+            m.play(illegal)
+        assert refused.value.reason == m.why_illegal(illegal)
+        m.play(rng.choice(legal))
 
 
 # --- undo and copy ---
@@ -233,6 +291,27 @@ def test_copy_is_independent():
         a.play(rng1.choice(a.legal_moves))
         b.play(rng2.choice(b.legal_moves))
     assert a.events == b.events and a.scores == b.scores
+
+
+def test_restore_sets_up_a_position_a_deal_cannot_reach():
+    """A match restored from a hand's core state plays on from there as the
+    original does, to the hand's end; a state with no move due is refused."""
+    m = Match(Rules(players=3), seed=4)
+    rng = random.Random(4)
+    for _ in range(5):
+        m.play(rng.choice(m.legal_moves))
+    r = Match.restore(m.rules, m.core.export(), names=["a", "b", "c"])
+    assert (r.to_move, r.dealer, r.round, r.table, r.names, r.events) == \
+        (m.to_move, m.dealer, m.round, m.table, ("a", "b", "c"), [])
+    assert [r.hand(s) for s in range(3)] == [m.hand(s) for s in range(3)] and r.legal_moves == m.legal_moves
+    start = len(m.events)
+    while r.phase == "play":                   # to the round's end: the next deal is the caller's
+        move = rng.choice(m.legal_moves)
+        assert r.play(move) == m.play(move)
+    assert r.events == m.events[start:start + len(r.events)] and r.hand(0) == []
+    with pytest.raises(StateError, match="a move due") as refused:
+        Match.restore(r.rules, r.core.export())
+    assert refused.value.field == "phase"
 
 
 def test_hand_points_and_breakdown_categories():

@@ -12,7 +12,7 @@ import pytest
 
 from cirulla.solver import Card, Move, Rules, _core
 from cirulla.solver.arena import EngineSpec
-from cirulla.solver.search import Knowledge, run_search
+from cirulla.solver.search import Knowledge, Policy, run_search
 from rules_support import position
 
 POLICY = Path(__file__).resolve().parents[1] / "bench" / "policy"
@@ -105,34 +105,38 @@ def test_declarations_have_no_features():
 
 def test_playouts_with_the_learned_policy():
     r = Rules().core
-    assert _core.bench_playouts(r, 200, 3, True, 1) == _core.bench_playouts(r, 200, 3, True, 1)
-    assert _core.bench_playouts(r, 200, 3, True) == _core.bench_playouts(r, 200, 3, True, 0)
+    learned = _core.bench_playouts(r, 200, 3, True, Policy.LEARNED)
+    assert learned == _core.bench_playouts(r, 200, 3, True, Policy.LEARNED)
+    assert _core.bench_playouts(r, 200, 3, True) == _core.bench_playouts(r, 200, 3, True, Policy.GREEDY) != learned
     # the softmax draws: seeded too
-    assert _core.bench_playouts(r, 200, 3, True, 2) == _core.bench_playouts(r, 200, 3, True, 2)
+    assert _core.bench_playouts(r, 200, 3, True, Policy.SAMPLE) == _core.bench_playouts(r, 200, 3, True, Policy.SAMPLE)
+    with pytest.raises(ValueError, match="must be a Policy"):
+        _core.bench_playouts(r, 200, 3, True, 3)
 
 
 def test_the_search_with_the_learned_rollout_is_seeded():
     m = position(Rules(), ["5S QC 6H", "AH 2H 4H"], "2C 3H")
     know = Knowledge.of(m.view(0))
-    a = run_search(know, iterations=2000, seed=4, policy=1)
-    b = run_search(know, iterations=2000, seed=4, policy=1)
+    a = run_search(know, iterations=2000, seed=4, policy=Policy.LEARNED)
+    b = run_search(know, iterations=2000, seed=4, policy=Policy.LEARNED)
     assert a.best == b.best and [x.expected_points for x in a.moves] == [x.expected_points for x in b.moves]
     assert str(a.best) == "5S x 2C 3H"
     # the rollouts are the learned policy's: the same seed, other playouts
     g = run_search(know, iterations=2000, seed=4)
     assert [x.expected_points for x in g.moves] != [x.expected_points for x in a.moves]
     assert [x.expected_points for x in g.moves] == [
-        x.expected_points for x in run_search(know, iterations=2000, seed=4, policy=0).moves]
-    with pytest.raises(ValueError, match="policy"):
+        x.expected_points for x in run_search(know, iterations=2000, seed=4, policy=Policy.GREEDY).moves]
+    with pytest.raises(ValueError, match="policy must be a Policy"):
         run_search(know, iterations=100, seed=4, policy=3)
 
 
-def test_the_arena_knob():
-    spec = EngineSpec.parse("ismcts:1000it:pol=learned")
-    assert dict(spec.params) == {"policy": 1}
-    assert str(spec) == "ismcts:1000it:pol=learned"
-    assert dict(EngineSpec.parse("ismcts:1000it:pol=greedy").params) == {"policy": 0}
-    assert dict(EngineSpec.parse("ismcts:1000it:pol=sample").params) == {"policy": 2}
+def test_the_arena_knobs_name_every_policy():
+    """pol= and ipol= take a Policy by its name in lower case, and print it back so."""
+    for policy in Policy:
+        for knob, param in (("pol", "policy"), ("ipol", "infer_policy")):
+            spec = EngineSpec.parse(f"ismcts:1000it:{knob}={policy.name.lower()}")
+            assert dict(spec.params) == {param: policy} and type(dict(spec.params)[param]) is Policy
+            assert str(spec) == f"ismcts:1000it:{knob}={policy.name.lower()}"
     with pytest.raises(Exception, match="pol"):
         EngineSpec.parse("ismcts:1000it:pol=clever")
 
@@ -176,9 +180,8 @@ def test_card_features_agree_with_python():
 def test_the_inference_can_weigh_plays_by_the_learned_score():
     m = position(Rules(), ["5S QC 6H", "AH 2H 4H"], "2C 3H")
     know = Knowledge.of(m.view(0))
-    a = run_search(know, iterations=1000, seed=4, infer_policy=1, policy=1)
-    b = run_search(know, iterations=1000, seed=4, infer_policy=1, policy=1)
+    a = run_search(know, iterations=1000, seed=4, infer_policy=Policy.LEARNED, policy=Policy.LEARNED)
+    b = run_search(know, iterations=1000, seed=4, infer_policy=Policy.LEARNED, policy=Policy.LEARNED)
     assert a.best == b.best
-    assert dict(EngineSpec.parse("ismcts:1000it:ipol=learned").params) == {"infer_policy": 1}
     with pytest.raises(ValueError, match="infer_policy"):
-        run_search(know, iterations=100, seed=4, infer_policy=3)
+        run_search(know, iterations=100, seed=4, infer_policy=Policy.SAMPLE)

@@ -224,7 +224,7 @@ def test_R_DEALER_BUONA_dealer_is_the_last_capturer():
 
 def test_R_DEALER_BUONA_leftover_goes_to_the_dealer_if_nobody_else_captures():
     m = position(CLASSIC, ["KS", "QC"], "", rest_to=0, last_capturer=1)
-    core = m._core
+    core = m.core
     m.play("KS")
     m.play("QC")                                   # K and Q: nothing captured
     end = hand_ends(m)[-1]
@@ -453,7 +453,7 @@ def test_R_SCOPA_a_sweep_scores_and_the_last_card_does_not():
 
 def test_R_LEFTOVER_to_the_last_capturer_not_a_scopa():
     m = position(CLASSIC, ["5C", "QD"], "2H 3C KS", rest_to=0)
-    core = m._core
+    core = m.core
     m.play("5C x 2H 3C")
     m.play("QD")
     end = hand_ends(m)[-1]
@@ -464,7 +464,7 @@ def test_R_LEFTOVER_to_the_last_capturer_not_a_scopa():
 
 def test_R_LEFTOVER_nobody_captured_belongs_to_no_side():
     m = position(CLASSIC, ["KS", "QC"], "", rest_to=0, last_capturer=-1)
-    core = m._core
+    core = m.core
     m.play("KS")
     m.play("QC")
     end = hand_ends(m)[-1]

@@ -85,7 +85,7 @@ def test_example_5_last_card_of_the_hand_is_no_scopa():
     """R-SCOPA exception: the same capture as the hand's last card is no scopa; the capture stands."""
     m = position(CLASSIC, ["AC", "AS"], "", rest_to=0)
     m.play("AC")
-    core = m._core                      # the hand's state object, kept after the hand ends
+    core = m.core                      # the hand's state object, kept after the hand ends
     turn = m.play("AS x AC")
     assert not turn.scopa
     end = m.events[-1]

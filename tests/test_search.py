@@ -481,7 +481,7 @@ def brute_likelihood(match: Match, opp: int, opp_cards: tuple[int, ...], infer_t
     the play's regret from the core's greedy worths (see play_likelihood)."""
     if not infer_t:
         return 1.0
-    true_hidden = match._core.hand(opp) & ~match._core.public(opp)
+    true_hidden = match.core.hand(opp) & ~match.core.public(opp)
     sampled = mask_of(Card(c) for c in opp_cards)
     regret = 0
     before = match.copy()
@@ -490,7 +490,7 @@ def brute_likelihood(match: Match, opp: int, opp_cards: tuple[int, ...], infer_t
         before.undo()
         if not (isinstance(last, Turn) and last.seat == opp and not last.move.is_declaration):
             continue
-        fields = before._core.export()
+        fields = before.core.export()
         fields["hand"] = list(fields["hand"])
         fields["hand"][opp] = fields["hand"][opp] & ~true_hidden | sampled
         fields["declared"] |= 1 << opp                  # its card plays only
@@ -759,7 +759,7 @@ def test_near_the_target_moves_are_ranked_by_the_chance_of_winning():
     res = search(match.view(seat), seed=1)
     assert res.method == "exact" and res.ranked_by == "win_chance"
     table = equity_table(rules)
-    core = match._core
+    core = match.core
     want = {}
     for mv in core.legal_moves():
         child = core.copy()
@@ -825,8 +825,9 @@ def test_the_tables_built_in_the_background_are_not_remembered_as_building():
         assert time.monotonic() < deadline, "tables not built within 30 s"
         time.sleep(0.02)
     deadline = time.monotonic() + 5
-    while any(r in search._building for r in option_sets):
-        assert time.monotonic() < deadline, f"still booked: {[r for r in option_sets if r in search._building]}"
+    while any(search.tables_building(r) for r in option_sets):
+        assert time.monotonic() < deadline, \
+            f"still booked: {[r for r in option_sets if search.tables_building(r)]}"
         time.sleep(0.01)
     builders = [t for t in threading.enumerate() if t.name.startswith("cirulla-tables")]
     assert builders and all(os.getpriority(os.PRIO_PROCESS, t.native_id) >= search.BUILDER_NICENESS

@@ -3,19 +3,29 @@ answers for a view, the settings, and the schema's lint."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import random
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from google.protobuf.message import Message
 
 from cirulla.server import convert
 from cirulla.server.config import ServerConfig, parse_config
 from cirulla.server.errors import BadRequest
-from cirulla.solver import Match, Rules, StateError
-from cirulla.solver.players import GreedyPlayer
+from cirulla.solver import Deal, HandEnd, Match, Move, Rules, SideScore, StateError, Turn
+from cirulla.solver.analysis import DealLuck, Decision, PlayerSummary, Position, SideSummary, Summary, TimelinePoint
+from cirulla.solver.arena import ArenaResult
+from cirulla.solver.players import GreedyPlayer, Level
+from cirulla.solver.search import MoveStats, SearchResult
+from cirulla.solver.view import SeatView
+from cirulla.v1 import analysis_service_pb2 as apb
+from cirulla.v1 import arena_pb2
+from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import game_pb2 as pb
+from cirulla.v1 import rules_service_pb2 as rpb
 from server_support import choice_position, position, view_msg
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -252,9 +262,75 @@ def test_buf_breaking_catches_a_breaking_change(tmp_path):
     assert done.returncode != 0 and "to_move" in done.stdout + done.stderr
 
 
-def test_seat_view_message_mirrors_the_domain():
-    """Every SeatView field travels, by name."""
-    import dataclasses
+# --- every domain value and its message carry the same fields ---------------------------
 
-    from cirulla.solver.view import SeatView
-    assert {f.name for f in dataclasses.fields(SeatView)} == set(pb.SeatView.DESCRIPTOR.fields_by_name)
+@dataclasses.dataclass(frozen=True)
+class Mirror:
+    """A domain type and the message(s) its converter writes it to or reads it
+    from, by same-named fields (convert.to_message and from_message; record's
+    and engine info's converters by hand); what differs is listed, with why."""
+    domain: type
+    messages: tuple[type[Message], ...]
+    not_sent: dict[str, str] = dataclasses.field(default_factory=dict)     # domain field: why it stays home
+    given: dict[str, str] = dataclasses.field(default_factory=dict)        # wire field the converter spells out
+    renamed: dict[str, str] = dataclasses.field(default_factory=dict)      # domain field: its wire name
+
+
+MIRRORS = [
+    Mirror(SeatView, (pb.SeatView,)),
+    Mirror(Move, (pb.Move,), not_sent={"matta": "which card the matta is comes with the rules (R-MATTA): "
+                                                "the reader passes it"},
+           given={"text": "the move's text form, str(move)"}),
+    Mirror(Rules, (pb.Rules,), renamed={"name": "preset"}),
+    Mirror(Deal, (pb.Deal,)), Mirror(Turn, (pb.Turn,)), Mirror(HandEnd, (pb.HandEnd,)),
+    Mirror(SideScore, (pb.SideScore,)),
+    Mirror(Match, (rpb.MatchState,),
+           not_sent={"rules": "the client sent them", "names": "the client sent them, in the record",
+                     "events": "the client sent them: the record", "first_dealer": "the record's first deal says",
+                     "manual_deal": "how the replay was dealt, no state of the match", "is_over": "phase OVER says",
+                     "side_names": "the names joined", "core": "the core's own struct, no message",
+                     "matta_as": "the declaration that named it says, in the record"},
+           given={"hands": "hand(seat) by seat", "public": "public(seat) by seat", "piles": "pile(side) by side",
+                  "hand_points": "hand_points(), a SideScore by side"}),
+    Mirror(SearchResult, (epb.Hint, epb.EngineStats),
+           not_sent={"info": "the search's own counts (worlds, nodes, rejected draws), for logs and benches"},
+           given={"seed": "the request's seed", "stats": "the EngineStats beside the Hint, nested"}),
+    Mirror(MoveStats, (epb.MoveEvaluation,)),
+    Mirror(Level, (epb.StrengthInfo,),
+           not_sent={"temperature": "how the level plays", "slip": "how the level plays",
+                     "grab": "how the level plays"},
+           given={"strength": "the Strength the level is served as", "rating": "players.RATINGS",
+                  "rating_low": "players.RATINGS", "rating_high": "players.RATINGS",
+                  "rating_pairs": "players.RATINGS"}),
+    Mirror(Decision, (apb.DecisionAnalysis,)), Mirror(Position, (apb.DecisionPosition,)),
+    Mirror(Summary, (apb.AnalysisSummary,)), Mirror(PlayerSummary, (apb.PlayerSummary,)),
+    Mirror(SideSummary, (apb.SideSummary,)), Mirror(DealLuck, (apb.DealLuck,)),
+    Mirror(TimelinePoint, (apb.TimelinePoint,)),
+    Mirror(ArenaResult, (arena_pb2.ArenaResult,), given={"rules": "the rules the arena played, the caller's"}),
+]
+
+
+def _fields(cls: type) -> set[str]:
+    """What a value of `cls` holds: a dataclass's fields; a match's public
+    attributes and properties (Match is no dataclass)."""
+    if cls is Match:
+        return {name for name in vars(Match(Rules(), seed=1)) if not name.startswith("_")} | _properties(Match)
+    return {f.name for f in dataclasses.fields(cls)}
+
+
+def _properties(cls: type) -> set[str]:
+    """What to_message also copies: the values a type derives (accuracy, total)."""
+    return {name for name, _ in inspect.getmembers(cls, lambda v: isinstance(v, property)) if not name.startswith("_")}
+
+
+@pytest.mark.parametrize("mirror", MIRRORS, ids=lambda m: f"{m.domain.__name__}-{m.messages[0].__name__}")
+def test_every_domain_field_travels_and_every_wire_field_is_filled(mirror):
+    """Renaming or adding a field on one side and not the other would drop it
+    from the wire without a word (to_message skips what it does not find)."""
+    domain = _fields(mirror.domain)
+    wire = set().union(*(m.DESCRIPTOR.fields_by_name for m in mirror.messages))
+    assert domain - wire - set(mirror.renamed) == set(mirror.not_sent), "domain fields with no wire field"
+    assert wire - domain - _properties(mirror.domain) - set(mirror.renamed.values()) == set(mirror.given), \
+        "wire fields that no domain field fills"
+    assert set(mirror.renamed) <= domain and set(mirror.renamed.values()) <= wire
+    assert all(mirror.not_sent.values()) and all(mirror.given.values())     # each with its why

@@ -18,7 +18,7 @@ import sys
 
 from cirulla.solver.match import Match
 from cirulla.solver.rules import Rules
-from cirulla.solver.search import Knowledge, SearchMethod, run_search
+from cirulla.solver.search import Knowledge, Policy, SearchMethod, run_search
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,9 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--eps", type=int, default=300)
     args = ap.parse_args(argv)
-    regrets: dict[int, list[float]] = {0: [], 1: []}
+    regrets: dict[Policy, list[float]] = {Policy.GREEDY: [], Policy.LEARNED: []}
     seed = args.seed
-    while len(regrets[0]) < args.positions:
+    while len(regrets[Policy.GREEDY]) < args.positions:
         rng = random.Random(seed)
         m = Match(Rules(hands=1), seed=seed, dealer=seed % 2)
         seed += 1
@@ -49,16 +49,15 @@ def main(argv: list[str] | None = None) -> int:
         exact = run_search(know, method=SearchMethod.EXACT, seed=seed, use_tables=False)
         value = {s.move: s.expected_points for s in exact.moves}
         best = max(value.values())
-        for policy in (0, 1):
+        for policy in regrets:
             r = run_search(know, method=SearchMethod.ISMCTS, iterations=args.iterations, seed=seed,
                            use_tables=False, policy=policy)
             regrets[policy].append(best - value[r.best])
-    n = len(regrets[0])
-    diff = [a - b for a, b in zip(regrets[0], regrets[1], strict=True)]
+    n = len(regrets[Policy.GREEDY])
+    diff = [a - b for a, b in zip(regrets[Policy.GREEDY], regrets[Policy.LEARNED], strict=True)]
     se = statistics.stdev(diff) / math.sqrt(n)
-    for policy, name in ((0, "greedy"), (1, "learned")):
-        rs = regrets[policy]
-        print(f"{name} rollouts: mean regret {statistics.mean(rs):.4f} points, "
+    for policy, rs in regrets.items():
+        print(f"{policy.name.lower()} rollouts: mean regret {statistics.mean(rs):.4f} points, "
               f"exact best picked {100 * sum(x < 1e-9 for x in rs) / n:.1f} % ({n} positions)")
     print(f"greedy - learned regret: {statistics.mean(diff):+.4f} "
           f"(95% CI {statistics.mean(diff) - 1.96 * se:+.4f} .. {statistics.mean(diff) + 1.96 * se:+.4f})")

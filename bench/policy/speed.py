@@ -17,15 +17,15 @@ import time
 from cirulla.solver import _core
 from cirulla.solver.match import Match
 from cirulla.solver.rules import Rules
-from cirulla.solver.search import Knowledge, SearchMethod, run_search
+from cirulla.solver.search import Knowledge, Policy, SearchMethod, run_search
 
 
-def playouts(hands: int, learned: int, repeat: int) -> float:
+def playouts(hands: int, policy: Policy, repeat: int) -> float:
     rules = Rules().core
     rates = []
     for _ in range(repeat):
         t = time.thread_time()
-        _core.bench_playouts(rules, hands, 1, True, learned)
+        _core.bench_playouts(rules, hands, 1, True, policy)
         rates.append(hands / (time.thread_time() - t))
     return statistics.median(rates)
 
@@ -53,17 +53,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--positions", type=int, default=40)
     ap.add_argument("--iterations", type=int, default=10000)
     args = ap.parse_args(argv)
-    names = ("greedy", "learned", "sample")         # Searcher's policy 0, 1, 2
-    for policy, name in enumerate(names):
-        print(f"playouts_{name}: {playouts(args.hands, policy, args.repeat):.0f} hands/cpu-s")
+    for policy in Policy:
+        print(f"playouts_{policy.name.lower()}: {playouts(args.hands, policy, args.repeat):.0f} hands/cpu-s")
     know = positions(args.positions)
-    for policy, name in enumerate(names):
+    for policy in Policy:
         t = time.thread_time()
         for k, kn in enumerate(know):
             run_search(kn, method=SearchMethod.ISMCTS, iterations=args.iterations, seed=k, use_tables=False,
                        policy=policy)
         ms = 1000 * (time.thread_time() - t) / len(know)
-        print(f"search_{name}_{args.iterations}it: {ms:.1f} cpu-ms/move")
+        print(f"search_{policy.name.lower()}_{args.iterations}it: {ms:.1f} cpu-ms/move")
     return 0
 
 
