@@ -15,13 +15,15 @@ import pytest
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from cirulla.server.config import ServerConfig
 from cirulla.server.errors import retry_delay
+from cirulla.server.service import Service
 from cirulla.solver import Match, Rules, record
 from cirulla.solver.players import GreedyPlayer, self_play
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import game_pb2 as pb
 from cirulla.v1 import rules_service_pb2 as rpb
-from server_support import choice_position, failure, running, stubs, view_msg
+from server_support import Call, choice_position, failure, running, stubs, view_msg
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
@@ -251,6 +253,23 @@ def test_stream_hint_sends_interim_rankings_then_a_final_one(api, match):
         assert sorted(texts(m.move for m in r.hint.moves)) == legal
     iterations = [r.hint.stats.iterations for r in replies]
     assert iterations == sorted(iterations) and not replies[-1].hint.cut_short
+
+
+def test_reports_not_taken_give_way_to_the_latest(match):
+    """A reader slower than the reports is not sent a backlog: those it has not
+    taken are replaced by the newest, and the final one replaces them all."""
+    service = Service(ServerConfig(max_concurrent_searches=1))
+    reports = service.stream_hint(epb.StreamHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=1_000),
+                                                        interval_ms=10), Call())
+    first = next(reports)
+    assert not first.final and service.limits.slots.in_use == 1
+    waited = time.monotonic()
+    while service.limits.slots.in_use:          # freed after the search's final report
+        assert time.monotonic() - waited < 60, "the search did not end"
+        time.sleep(0.01)
+    last = next(reports)
+    assert last.final and last.hint.stats.iterations > first.hint.stats.iterations
+    assert next(reports, None) is None
 
 
 # --- ChooseMove ---
