@@ -5,7 +5,8 @@ in-process server on a free loopback port: a hint for examples/view.json (one
 line per legal move, as RulesService.ListLegalMoves lists them, then `best:`),
 the field violations of examples/bad_view.json (what each example's README
 shows), a server that needs a token with and without CIRULLA_TOKEN, the
-decoding of a RetryInfo detail, and bad usage.
+decoding of a RetryInfo detail, and bad usage. The client guide's Node code
+is quoted from the Node example.
 
 The Node tests need `node` on the PATH and examples/node/node_modules (`npm ci
 --prefix examples/node`); without them they skip, unless CIRULLA_REQUIRE_NODE=1
@@ -33,6 +34,7 @@ from cirulla.v1 import engine_service_pb2_grpc, rules_service_pb2, rules_service
 from server_support import running
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+GUIDE = EXAMPLES.parent / "docs" / "client-guide.md"
 VIEW = EXAMPLES / "view.json"
 BAD_VIEW = EXAMPLES / "bad_view.json"
 
@@ -137,6 +139,16 @@ def test_bad_view_prints_the_field_violations(client, server, tmp_path):
     assert violations == ["view.hand[0]", "view.seat", "budget.time_ms"], shown(result)
     assert "  budget.time_ms: -5 is out of range 0..10000 (JSON: budget.timeMs)" in output.splitlines()
     assert result.stderr.splitlines() == readme_answer(client, "127.0.0.1:50051 ../bad_view.json"), shown(result)
+
+
+def test_the_guides_node_code_is_the_examples():
+    """Each JavaScript block of the client guide is quoted from the Node example
+    these tests run: the guide cannot show code that does not work."""
+    blocks = re.findall(r"^```js\n(.*?)^```", GUIDE.read_text(encoding="utf-8"), re.S | re.M)
+    source = (EXAMPLES / "node" / "hint.js").read_text(encoding="utf-8")
+    assert len(blocks) >= 3
+    for block in blocks:
+        assert block in source, f"not in examples/node/hint.js:\n{block}"
 
 
 def test_token(client, token_server, tmp_path):
