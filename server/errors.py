@@ -3,7 +3,10 @@
 Servicers raise; the `rpc` decorator (`rpc_stream` for a server-streaming
 method) turns what they raise into a status:
 - BadRequest (bad input) -> INVALID_ARGUMENT with google.rpc.BadRequest field
-  violations, e.g. `view.hand[2]`: unknown card 'ZZ';
+  violations, e.g. `view.hand[2]`: unknown card 'ZZ'; each field is its path of
+  proto names, and where protobuf's JSON mapping names it otherwise, the
+  description ends with that name too: `budget.time_ms`: -5 is out of range
+  0..10000 (JSON: budget.timeMs);
 - RpcError(code, message) -> that code (RESOURCE_EXHAUSTED, UNAVAILABLE...),
   with a google.rpc.RetryInfo when it says when to retry, and the same delay
   as gRPC's own retry pushback (`grpc-retry-pushback-ms`): a client whose
@@ -32,6 +35,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
@@ -85,7 +89,7 @@ class BadRequest(RpcError):
     def __init__(self, violations: Iterable[tuple[str, str]]):
         every = list(violations)
         self.total = len(every)
-        self.violations = [(clip(f), clip(d)) for f, d in every[:MAX_VIOLATIONS]]
+        self.violations = [(clip(f), described(clip(f), d)) for f, d in every[:MAX_VIOLATIONS]]
         if not self.violations:
             raise ValueError("a BadRequest names at least one field")
         field, problem = self.violations[0]
@@ -97,6 +101,33 @@ class BadRequest(RpcError):
     @classmethod
     def one(cls, field: str, problem: str) -> BadRequest:
         return cls([(field, problem)])
+
+
+def json_path(field: str) -> str:
+    """A field path in the names of protobuf's JSON mapping: each name in
+    lowerCamelCase (the schema gives no field a json_name of its own).
+
+    >>> json_path("view.history[2].deal.hand_sizes[1]")
+    'view.history[2].deal.handSizes[1]'
+    """
+    return re.sub(r"_([a-z0-9])", lambda m: m[1].upper(), field)
+
+
+def described(field: str, problem: str) -> str:
+    """The description of a field's violation: the problem, and the field's
+    JSON name where it differs from the proto path (a client that sent JSON
+    finds the name it wrote), within MAX_TEXT characters.
+
+    >>> described("budget.time_ms", "-5 is out of range 0..10000")
+    '-5 is out of range 0..10000 (JSON: budget.timeMs)'
+    >>> described("view.hand[0]", "unknown card 'ZZ'")
+    "unknown card 'ZZ'"
+    """
+    json = json_path(field)
+    note = f" (JSON: {json})"
+    if json == field or problem.endswith(note) or len(note) > MAX_TEXT // 2:   # (a path that long: garbage)
+        return clip(problem)
+    return clip(problem, MAX_TEXT - len(note)) + note
 
 
 def clip(text: str, limit: int = MAX_TEXT) -> str:

@@ -8,13 +8,14 @@ engine (`cirulla engine`) are thin shells around this class.
 """
 from __future__ import annotations
 
+import ctypes
 import functools
-import queue
+import platform
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
-from typing import Concatenate, ParamSpec, TypeAlias, TypeVar
+from typing import Concatenate, Generic, ParamSpec, TypeAlias, TypeVar
 
 import grpc
 from google.protobuf.message import Message
@@ -38,6 +39,13 @@ from .limits import ITERATIONS_PER_MS, Call, Limits, Plan, peer_of
 from .metrics import Metrics
 
 DEFAULT_INTERVAL_MS = 250
+# glibc's malloc raises its mmap threshold to the largest block freed (up to 32 MB), so
+# that a search's tree, grown by doubling, soon lives on the heap; freed, it stays in RSS
+# for as long as anything allocated after it lives on (a stream's final report waiting
+# for its reader: 18 MB a stream). Fixed at glibc's starting value, every large block
+# is mapped on its own and goes back to the system when freed.
+M_MMAP_THRESHOLD = -3                   # mallopt's parameter (malloc.h)
+MMAP_THRESHOLD_BYTES = 128 * 1024
 
 # the Strength enum's levels: the solver's (players.LEVELS), which `cirulla play` offers too
 STRENGTHS = {
@@ -54,6 +62,7 @@ _Update: TypeAlias = tuple[bool, SearchResult] | BaseException
 Request = TypeVar("Request", bound=Message)
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 def _door(method: Callable[Concatenate[Service, Request, P], R]) -> Callable[Concatenate[Service, Request, P], R]:
@@ -70,8 +79,42 @@ def _door(method: Callable[Concatenate[Service, Request, P], R]) -> Callable[Con
     return checked
 
 
+class Mailbox(Generic[T]):
+    """One slot between a thread that puts and one that takes: a put replaces
+    what waits there untaken, so a taker that falls behind (a client that does
+    not read its stream) costs one item, never a backlog, and the putter never
+    waits. The last item put is always taken.
+
+    >>> box: Mailbox[str] = Mailbox()
+    >>> box.put("interim 1"); box.put("interim 2"); box.put("final")
+    >>> box.take()
+    'final'
+    """
+
+    def __init__(self) -> None:
+        self._filled = threading.Condition()
+        self._slot: list[T] = []                # empty, or the item waiting
+
+    def put(self, item: T) -> None:
+        with self._filled:
+            self._slot[:] = [item]
+            self._filled.notify()
+
+    def take(self) -> T:
+        """The item waiting, once there is one."""
+        with self._filled:
+            self._filled.wait_for(lambda: self._slot)
+            return self._slot.pop()
+
+
+def _return_large_blocks_when_freed() -> None:
+    if platform.libc_ver()[0] == "glibc":
+        ctypes.CDLL(None).mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+
+
 class Service:
     def __init__(self, config: ServerConfig, metrics: Metrics | None = None):
+        _return_large_blocks_when_freed()       # a long-lived process of many searches
         self.config = config
         self.limits = Limits(config)
         self.metrics = metrics if metrics is not None else Metrics()      # (the engine mode's: not served)
@@ -116,8 +159,11 @@ class Service:
     def progress(self, view: SeatView, plan: Plan, seed: int, call: Call,
                  interval_ms: int) -> Iterator[epb.StreamHintResponse]:
         """A search's interim rankings every `interval_ms`, then its final one.
-        The search runs on its own thread and holds its slots only while it runs."""
-        updates: queue.Queue[_Update] = queue.Queue()
+        The search runs on its own thread and holds its slots only while it runs.
+        A caller slower than the reports (a client that does not read: grpcio's
+        send waits for its HTTP/2 window) gets the latest ranking when it takes
+        the next one, those in between dropped, and never misses the final one."""
+        updates: Mailbox[_Update] = Mailbox()
         token = self.limits.cancel_token(call)
         held = self.limits.searching(plan, call)
         plan = held.__enter__()
@@ -137,7 +183,7 @@ class Service:
         threading.Thread(target=run, name="cirulla-stream-search", daemon=True).start()
         try:
             while True:
-                update = updates.get()
+                update = updates.take()
                 if isinstance(update, BaseException):
                     raise update
                 final, result = update

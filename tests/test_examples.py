@@ -3,9 +3,10 @@
 Each example is run as a user would run it, in a subprocess, against an
 in-process server on a free loopback port: a hint for examples/view.json (one
 line per legal move, as RulesService.ListLegalMoves lists them, then `best:`),
-the field violations of examples/bad_view.json, a server that needs a token
-with and without CIRULLA_TOKEN, the decoding of a RetryInfo detail, and bad
-usage.
+the field violations of examples/bad_view.json (what each example's README
+shows), a server that needs a token with and without CIRULLA_TOKEN, the
+decoding of a RetryInfo detail, and bad usage. The client guide's Node code
+is quoted from the Node example.
 
 The Node tests need `node` on the PATH and examples/node/node_modules (`npm ci
 --prefix examples/node`); without them they skip, unless CIRULLA_REQUIRE_NODE=1
@@ -33,6 +34,7 @@ from cirulla.v1 import engine_service_pb2_grpc, rules_service_pb2, rules_service
 from server_support import running
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+GUIDE = EXAMPLES.parent / "docs" / "client-guide.md"
 VIEW = EXAMPLES / "view.json"
 BAD_VIEW = EXAMPLES / "bad_view.json"
 
@@ -117,6 +119,16 @@ def test_hint_for_the_default_view(client, server, tmp_path):
     assert_hint(run(client, f"127.0.0.1:{server.port}", cwd=tmp_path), legal)
 
 
+def readme_answer(command: list[str], arguments: str) -> list[str]:
+    """The lines the example's README shows it printing when run with `arguments`."""
+    script = Path(command[-1])
+    lines = (script.parent / "README.md").read_text(encoding="utf-8").splitlines()
+    command_line = f"{script.name} {arguments}"
+    start = next(i for i, line in enumerate(lines) if line.startswith("$ ") and line.endswith(command_line))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(("$ ", "```")))
+    return lines[start + 1:end]
+
+
 def test_bad_view_prints_the_field_violations(client, server, tmp_path):
     result = run(client, f"127.0.0.1:{server.port}", str(BAD_VIEW), cwd=tmp_path)
     assert result.returncode == 1, shown(result)
@@ -125,6 +137,18 @@ def test_bad_view_prints_the_field_violations(client, server, tmp_path):
     # bad_view.json has three faults, all named in one answer
     violations = [m["field"] for m in map(VIOLATION_LINE.match, output.splitlines()) if m]
     assert violations == ["view.hand[0]", "view.seat", "budget.time_ms"], shown(result)
+    assert "  budget.time_ms: -5 is out of range 0..10000 (JSON: budget.timeMs)" in output.splitlines()
+    assert result.stderr.splitlines() == readme_answer(client, "127.0.0.1:50051 ../bad_view.json"), shown(result)
+
+
+def test_the_guides_node_code_is_the_examples():
+    """Each JavaScript block of the client guide is quoted from the Node example
+    these tests run: the guide cannot show code that does not work."""
+    blocks = re.findall(r"^```js\n(.*?)^```", GUIDE.read_text(encoding="utf-8"), re.S | re.M)
+    source = (EXAMPLES / "node" / "hint.js").read_text(encoding="utf-8")
+    assert len(blocks) >= 3
+    for block in blocks:
+        assert block in source, f"not in examples/node/hint.js:\n{block}"
 
 
 def test_token(client, token_server, tmp_path):

@@ -15,13 +15,17 @@ import pytest
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from cirulla.server.errors import retry_delay
+from cirulla.server.config import ServerConfig
+from cirulla.server.errors import json_path, retry_delay
+from cirulla.server.service import Service
 from cirulla.solver import Match, Rules, record
 from cirulla.solver.players import GreedyPlayer, self_play
+from cirulla.v1 import analysis_service_pb2 as apb
+from cirulla.v1 import arena_pb2, bounds_pb2, embedded_engine_pb2
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import game_pb2 as pb
 from cirulla.v1 import rules_service_pb2 as rpb
-from server_support import choice_position, failure, running, stubs, view_msg
+from server_support import Call, choice_position, failure, running, stubs, view_msg
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
@@ -253,6 +257,23 @@ def test_stream_hint_sends_interim_rankings_then_a_final_one(api, match):
     assert iterations == sorted(iterations) and not replies[-1].hint.cut_short
 
 
+def test_reports_not_taken_give_way_to_the_latest(match):
+    """A reader slower than the reports is not sent a backlog: those it has not
+    taken are replaced by the newest, and the final one replaces them all."""
+    service = Service(ServerConfig(max_concurrent_searches=1))
+    reports = service.stream_hint(epb.StreamHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=1_000),
+                                                        interval_ms=10), Call())
+    first = next(reports)
+    assert not first.final and service.limits.slots.in_use == 1
+    waited = time.monotonic()
+    while service.limits.slots.in_use:          # freed after the search's final report
+        assert time.monotonic() - waited < 60, "the search did not end"
+        time.sleep(0.01)
+    last = next(reports)
+    assert last.final and last.hint.stats.iterations > first.hint.stats.iterations
+    assert next(reports, None) is None
+
+
 # --- ChooseMove ---
 
 def test_choose_move_at_every_strength(api, match):
@@ -406,6 +427,36 @@ def test_bad_interval_and_strength(api, match):
     assert code == INVALID and violations[0][0] == "interval_ms"
     code, violations, _ = failure(api.engine.ChooseMove, epb.ChooseMoveRequest(view=view_msg(match), strength=42))
     assert code == INVALID and violations[0][0] == "strength"
+
+
+def test_a_violation_names_its_field_as_proto_and_as_json(api, match):
+    """The field is the proto path; where the JSON mapping names it otherwise,
+    the description ends with that name: a client that sent JSON finds its own."""
+    msg = view_msg(match)
+    msg.hand[0] = "ZZ"
+    code, violations, message = failure(api.engine.GetHint, epb.GetHintRequest(
+        view=msg, budget=epb.Budget(time_ms=3_001, iterations=10**12)))
+    assert code == INVALID
+    assert violations == [
+        ("view.hand[0]", "'ZZ': unknown rank 'Z' (ranks are A 2 3 4 5 6 7 J Q K)"),
+        ("budget.time_ms", "3001 is out of range 0..3000 (JSON: budget.timeMs)"),
+        ("budget.iterations", "1000000000000 is out of range 0..5000000"),
+    ], violations
+    assert message.startswith("view.hand[0]: 'ZZ'")
+
+
+def test_every_field_of_the_schema_has_the_json_name_violations_give():
+    """json_path's rule (lowerCamelCase) is protobuf's for every field of
+    cirulla.v1: no field sets a json_name of its own."""
+    def fields(message):
+        yield from message.fields
+        for nested in message.nested_types:
+            yield from fields(nested)
+
+    modules = (pb, epb, rpb, apb, embedded_engine_pb2, arena_pb2, bounds_pb2)
+    every = [f for m in modules for message in m.DESCRIPTOR.message_types_by_name.values() for f in fields(message)]
+    assert len(every) > 100
+    assert [(f.full_name, f.json_name) for f in every if json_path(f.name) != f.json_name] == []
 
 
 def test_fuzz_malformed_requests_leave_the_server_serving(api, server, match):

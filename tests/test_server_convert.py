@@ -94,7 +94,7 @@ def test_holding_of_the_wrong_size():
 def test_counts_that_do_not_add_up_to_the_deck():
     msg = view_msg(choice_position())
     msg.stock_size -= 1
-    assert _violations(msg) == [("view.stock_size", "29, but the history gives 30")]
+    assert _violations(msg) == [("view.stock_size", "29, but the history gives 30 (JSON: view.stockSize)")]
     msg.ClearField("history")
     [(field, problem)] = _violations(msg)
     assert field == "view" and "40" in problem

@@ -401,7 +401,27 @@ def test_the_status_of_a_bad_request_is_bounded():
         assert error.violations[0][1].endswith("…")
         assert "(and 999 more" in status.message and "listed" in status.message
     one = status_of(BadRequest.one("budget.time_ms", "-5 is out of range 0..10000"))
-    assert one.message == "budget.time_ms: -5 is out of range 0..10000"
+    assert one.message == "budget.time_ms: -5 is out of range 0..10000 (JSON: budget.timeMs)"
+
+
+def test_the_json_name_of_a_field_comes_once_and_within_bounds():
+    """A violation gathered into another request's keeps one JSON name; a long
+    problem is clipped before it, never the name; the engine's Failure says the same."""
+    from cirulla.server.convert import Problems
+    from cirulla.server.errors import MAX_TEXT, BadRequest, failure_of
+
+    def check_stock() -> None:
+        raise BadRequest.one("view.stock_size", "29, but the history gives 30")
+
+    problems = Problems()
+    problems.check(check_stock)
+    error = BadRequest(problems.items)
+    assert error.violations == [("view.stock_size", "29, but the history gives 30 (JSON: view.stockSize)")]
+    failure = failure_of(error).field_violations[0]
+    assert (failure.field, failure.description) == error.violations[0]
+
+    _, description = BadRequest.one("view.hand_sizes[1]", "x" * 1000).violations[0]
+    assert len(description) == MAX_TEXT and description.endswith("… (JSON: view.handSizes[1])")
 
 
 def stubs_of(channel: grpc.Channel):

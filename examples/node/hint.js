@@ -37,17 +37,19 @@ const protoLoader = require('@grpc/proto-loader');
 const protobuf = require('protobufjs');
 const googleProtoFiles = require('google-proto-files');
 
-const PROTO_DIR = path.join(__dirname, '../../proto');
-// getProtoPath() is <package>/google; imports are written "google/rpc/...".
-const GOOGLE_PROTO_DIR = path.dirname(googleProtoFiles.getProtoPath());
 const DEFAULT_ADDRESS = '127.0.0.1:50051';
 const DEFAULT_REQUEST = path.join(__dirname, '../view.json');
 const SERVICE_CONFIG = fs.readFileSync(path.join(__dirname, '../service_config.json'), 'utf8');
 const DEADLINE_MS = 10000;
 
+// Where the imports are found: "cirulla/v1/..." under the repository's proto/,
+// "google/rpc/..." and "google/protobuf/..." (bounds.proto imports
+// descriptor.proto) in google-proto-files, whose getProtoPath() is <package>/google.
+const INCLUDE_DIRS = [path.join(__dirname, '../../proto'), path.dirname(googleProtoFiles.getProtoPath())];
+
 // The gRPC client: proto-loader turns the schema into a service constructor.
 const packageDefinition = protoLoader.loadSync('cirulla/v1/engine_service.proto', {
-  includeDirs: [PROTO_DIR],
+  includeDirs: INCLUDE_DIRS,
   keepCase: false,
   longs: String,
   enums: String,
@@ -56,11 +58,11 @@ const packageDefinition = protoLoader.loadSync('cirulla/v1/engine_service.proto'
 });
 const { EngineService } = grpc.loadPackageDefinition(packageDefinition).cirulla.v1;
 
-// Message reflection (protobufjs): to check the request file's field names and
-// to decode the error details, google.rpc.Status and what it carries.
+// Message reflection (protobufjs), from the same folders: to check the request
+// file's field names, and to decode a failed call's google.rpc.Status.
 const types = new protobuf.Root();
 types.resolvePath = (origin, target) =>
-  path.join(target.startsWith('google/') ? GOOGLE_PROTO_DIR : PROTO_DIR, target);
+  INCLUDE_DIRS.map((dir) => path.join(dir, target)).find((file) => fs.existsSync(file)) || target;
 types.loadSync(['cirulla/v1/engine_service.proto', 'google/rpc/status.proto',
   'google/rpc/error_details.proto']);
 
@@ -129,17 +131,24 @@ function printHint(hint) {
   console.log(`best: ${hint.best.text}`);
 }
 
-/** The lines the status details of a failed call add to its message. */
-function detailLines(metadata) {
-  const [bin] = metadata ? metadata.get('grpc-status-details-bin') : [];
+/** The details of a failed call's google.rpc.Status (the grpc-status-details-bin
+ * trailer), each as [its type's full name, the message as a plain object]. */
+function statusDetails(error) {
+  const [bin] = error.metadata ? error.metadata.get('grpc-status-details-bin') : [];
   if (!bin) return [];
   const status = types.lookupType('google.rpc.Status').decode(bin);
-  const lines = [];
-  for (const any of status.details) {
-    const name = (any.type_url || any.typeUrl || '').split('/').pop();
+  return status.details.map((any) => {
+    const name = any.type_url.split('/').pop();       // type.googleapis.com/google.rpc.BadRequest
     const type = types.lookup(name);
-    if (!(type instanceof protobuf.Type)) continue;   // a detail this client does not know
-    const detail = type.toObject(type.decode(any.value), { longs: Number, defaults: true });
+    if (!(type instanceof protobuf.Type)) return [name, null];   // a detail this client does not know
+    return [name, type.toObject(type.decode(any.value), { longs: Number, defaults: true })];
+  });
+}
+
+/** The lines the status details of a failed call add to its message. */
+function detailLines(error) {
+  const lines = [];
+  for (const [name, detail] of statusDetails(error)) {
     if (name === 'google.rpc.BadRequest') {
       for (const v of detail.fieldViolations) lines.push(`  ${v.field}: ${v.description}`);
     } else if (name === 'google.rpc.RetryInfo' && detail.retryDelay) {
@@ -166,7 +175,7 @@ function main(args) {
     client.close();
     if (err) {
       console.error(`error: ${grpc.status[err.code] || err.code}: ${err.details}`);
-      for (const line of detailLines(err.metadata)) console.error(line);
+      for (const line of detailLines(err)) console.error(line);
       process.exitCode = 1;
       return;
     }
