@@ -151,6 +151,8 @@ class Query:
         self.terminated = True
         self.end()
 
+    cancel = terminate                      # (the service gives up on a caller that does not take its answer)
+
     def end(self) -> None:
         with self._lock:
             if self.ended:

@@ -39,6 +39,7 @@ from .limits import ITERATIONS_PER_MS, Call, Limits, Plan, peer_of
 from .metrics import Metrics
 
 DEFAULT_INTERVAL_MS = 250
+FINAL_REPORT_WAIT_S = 10.0      # after a stream's search ends, how long its final report waits for the reader
 # glibc's malloc raises its mmap threshold to the largest block freed (up to 32 MB), so
 # that a search's tree, grown by doubling, soon lives on the heap; freed, it stays in RSS
 # for as long as anything allocated after it lives on (a stream's final report waiting
@@ -167,6 +168,11 @@ class Service:
         token = self.limits.cancel_token(call)
         held = self.limits.searching(plan, call)
         plan = held.__enter__()
+        taken = threading.Event()                   # the caller has taken the final report, or left
+
+        def cancel_unless_taken() -> None:
+            if not taken.is_set():
+                call.cancel()
 
         def run() -> None:
             try:
@@ -179,6 +185,11 @@ class Service:
                 updates.put(e)
             finally:
                 held.__exit__(None, None, None)   # the core is free as soon as the search ends
+                # and a caller that does not take its final report soon (a client that stopped
+                # reading: grpcio's send holds the handler's thread) loses the call, not a thread
+                timer = threading.Timer(FINAL_REPORT_WAIT_S, cancel_unless_taken)
+                timer.daemon = True
+                timer.start()
 
         threading.Thread(target=run, name="cirulla-stream-search", daemon=True).start()
         try:
@@ -193,6 +204,7 @@ class Service:
                 if final:
                     return
         finally:
+            taken.set()
             token.cancel()                  # the caller left: stop the search
 
     @_door

@@ -62,6 +62,9 @@ class Call:
     def peer(self):
         return "test"
 
+    def cancel(self):
+        pass
+
 
 class Stubs:
     def __init__(self, channel: grpc.Channel):

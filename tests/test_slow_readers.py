@@ -9,12 +9,14 @@ import time
 from pathlib import Path
 
 import grpc
+import pytest
 from test_metrics import scrape, value, wait_for
 from test_server_process import Process
 
+from cirulla.server import service
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import engine_service_pb2_grpc
-from server_support import choice_position, view_msg
+from server_support import choice_position, running, view_msg
 
 STREAMS = 8
 UNREAD_S = 12                   # longer than the searches: their reports have all been made
@@ -58,3 +60,24 @@ def test_unread_streams_keep_the_server_memory_flat():
     finally:
         channel.close()
         p.stop()
+
+
+def test_a_stream_whose_final_report_is_never_read_frees_its_handler(monkeypatch):
+    """A client that stops reading holds the handler's thread in grpcio's send;
+    once the search has ended, the final report waits FINAL_REPORT_WAIT_S for
+    the reader, then the call is cancelled and the thread is free."""
+    monkeypatch.setattr(service, "FINAL_REPORT_WAIT_S", 0.5)
+    with running(max_concurrent_searches=1, max_threads=1) as server:
+        channel = grpc.insecure_channel(f"127.0.0.1:{server.port}", options=[("grpc.http2.bdp_probe", 0)])
+        try:
+            engine = engine_service_pb2_grpc.EngineServiceStub(channel)
+            view = view_msg(choice_position(min_moves=9))
+            stream = engine.StreamHint(epb.StreamHintRequest(view=view, budget=epb.Budget(time_ms=1000),
+                                                             interval_ms=10), timeout=300)
+            assert wait_for(lambda: server.calls.in_flight == 1, seconds=30), "the stream did not start"
+            assert wait_for(lambda: server.calls.in_flight == 0, seconds=60), "the unread stream holds its thread"
+            with pytest.raises(grpc.RpcError) as ended:
+                list(stream)
+            assert ended.value.code() is grpc.StatusCode.CANCELLED
+        finally:
+            channel.close()
