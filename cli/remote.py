@@ -16,7 +16,7 @@ from types import TracebackType
 
 import grpc
 
-from cirulla.server.errors import RpcError, failure_of, field_violations, retry_delay
+from cirulla.server.errors import RpcError, described, failure_of, field_violations, retry_delay
 from cirulla.solver.errors import CirullaError
 from cirulla.v1 import analysis_service_pb2_grpc, engine_service_pb2_grpc
 from cirulla.v1.embedded_engine_pb2 import Failure
@@ -54,7 +54,7 @@ class CliError(Exception):
     def failure(self) -> Failure:
         failure = failure_of(RpcError(self.status, str(self), retry_after=self.retry_after))
         for field, reason in self.violations:
-            failure.field_violations.add(field=field, description=reason)
+            failure.field_violations.add(field=field, description=described(field, reason))
         return failure
 
 

@@ -167,6 +167,20 @@ def test_hint_for_a_view_file(capsys, tmp_path):
     assert [v.field for v in failure.field_violations] == ["view.hand[0]"]
 
 
+def test_a_files_violations_give_the_json_name_too(capsys, game, tmp_path):
+    """A record is JSON: a violation of `events[i].hand_end.leftover_side`
+    names `events[i].handEnd.leftoverSide` too, as the server's answers do."""
+    data = json.loads(game.read_text())
+    i = next(i for i, e in enumerate(data["events"]) if "handEnd" in e)
+    data["events"][i]["handEnd"]["leftoverSide"] = 3
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(data))
+    code, out, _ = cli(capsys, "hint", broken, "--json")
+    violation = json_format.Parse(out, Failure()).field_violations[0]
+    assert code == 3 and violation.field == f"events[{i}].hand_end.leftover_side"
+    assert violation.description.endswith(f"(JSON: events[{i}].handEnd.leftoverSide)")
+
+
 # --- analyze ------------------------------------------------------------------------
 
 def test_analyze_prints_tables_and_json(capsys, game):
