@@ -1,4 +1,4 @@
-"""The learned rollout policy (issue 13): its features in the core, its
+"""The learned rollout policy: its features in the core, its
 choices, the knob that selects it, and the scripts that make its data and fit
 it (bench/policy/)."""
 from __future__ import annotations

@@ -303,8 +303,8 @@ def test_the_root_floor_keeps_every_root_move_in_the_tree():
 
 
 def test_the_paired_phase_follows_the_tree_at_the_asking_sides_turns_only():
-    """By default (issue 13: +0.32 a hand against greedy, +0.33 against flat
-    Monte Carlo) the others play the rollout policy with the cards each world
+    """By default (+0.32 a hand against greedy, +0.33 against flat Monte
+    Carlo in the arena) the others play the rollout policy with the cards each world
     gives them, not the tree's choice averaged over worlds."""
     match = advance_greedy(Match(Rules(hands=1), seed=8), 3)
     know = Knowledge.of(match.view(match.to_move))

@@ -1,4 +1,4 @@
-"""The yardstick (bench/yardstick/yardstick.c, issue 13) plays the core's game.
+"""The yardstick (bench/yardstick/yardstick.c) plays the core's game.
 
 bench/bench_core.py measures the core's random playouts against this plain C
 program; the comparison means something only if the program plays the same
