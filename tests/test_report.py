@@ -9,8 +9,8 @@ graph or the table and the ← / → keys; the costliest errors come first; the
 page fits 360 px (in an iframe that wide: headless Chromium's window is at
 least 500 px); and its Content-Security-Policy blocks every network load.
 
-Without a Chromium on the PATH these tests skip, unless
-CIRULLA_REQUIRE_CHROMIUM=1 (CI sets it: there a missing browser is a failure).
+Without a Chromium on the PATH these tests skip (in CI a skip is a failure:
+conftest.py).
 """
 from __future__ import annotations
 

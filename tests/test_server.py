@@ -760,7 +760,7 @@ def test_unreadable_certificate_is_a_clear_error(tmp_path):
 def _tool(name):
     path = shutil.which(name)
     if path is None:
-        pytest.skip(f"{name} is not installed")
+        pytest.skip(f"{name} is not on the PATH (pip install -e '.[test]' in an active venv)")
     return path
 
 

@@ -51,7 +51,8 @@ def yardstick(bench_core: ModuleType, tmp_path_factory: pytest.TempPathFactory) 
     folder = tmp_path_factory.mktemp("yardstick")
     command = bench_core.yardstick_command(bench_core.YARDSTICK_SOURCE, folder / "yardstick")
     if shutil.which(command[0]) is None:
-        pytest.skip(f"no C compiler ({command[0]!r}, Python's sysconfig CC or $CC) to build the yardstick")
+        pytest.skip(f"no C compiler ({command[0]!r}, Python's sysconfig CC or $CC) to build the yardstick "
+                    "(Debian: apt-get install gcc)")
     try:
         exe: Path = bench_core.build_yardstick(folder)
     except subprocess.CalledProcessError as e:
