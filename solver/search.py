@@ -22,11 +22,11 @@ the position:
   same fresh worlds, following the tree's most visited moves at the asking
   side's turns and the rollout policy at the others' and after the tree
   (follow_own: the others then play the cards they hold in that world, not
-  the tree's choice averaged over worlds: +0.32 a hand against greedy,
-  +0.33 against flat Monte Carlo in the arena, README "Strength"). The reported figures,
-  their standard errors and the recommended move come from that paired
-  phase, where every world is an independent draw, so the standard errors
-  are honest.
+  the tree's choice averaged over worlds: +0.32 a hand against greedy, +0.33
+  against flat Monte Carlo in the arena, README "Strength"). The reported
+  figures, their standard errors and the recommended move come from that
+  paired phase, where every world is an independent draw, so the standard
+  errors are honest.
 
 The kernels are nogil C (`_worlds`, `_ismcts`, `_paired`, `_exact`, `_equity`), driven
 through `_search.Searcher`; threads > 1 run one tree per
