@@ -40,11 +40,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.procs < 1 or args.seconds <= 0:
         parser.error("--procs must be at least 1 and --seconds more than 0")
     started_by, until = os.getppid(), time.monotonic() + args.seconds
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     spinners = [multiprocessing.Process(target=spin, args=(os.getpid(), until), daemon=True)
                 for _ in range(args.procs)]
     for spinner in spinners:
         spinner.start()
+    # only now, when every spinner has started: a SIGTERM before this ends the hog at once (the spinners then
+    # see their parent gone); after it, the hog stops them itself, with a SIGKILL nothing in them can delay
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"cpu_hog: {args.procs} spinning processes for at most {args.seconds:.0f} s", file=sys.stderr)
     try:
         while time.monotonic() < until and os.getppid() == started_by:
@@ -54,8 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         print(f"cpu_hog: stopping, load average {loadavg()}", file=sys.stderr)
         for spinner in spinners:
-            spinner.terminate()
-        for spinner in spinners:
+            spinner.kill()
             spinner.join()
     return 0
 
