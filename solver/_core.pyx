@@ -894,7 +894,7 @@ cdef void greedy_scores(const State* s, const Rules* r, const Move* moves, int n
     for i in range(n):
         out[i] = greedy_worth(s, &moves[i], table_sum, last, risk)
 
-# --- the learned policy (issue 13) ---
+# --- the learned rollout policy ---
 # A linear score over features of a move, fit offline (bench/policy/fit.py) to
 # the moves the search chose in self-play (bench/policy/make_data.py). The
 # features are written once, here (move_features), and both the fitting data

@@ -22,11 +22,11 @@ the position:
   same fresh worlds, following the tree's most visited moves at the asking
   side's turns and the rollout policy at the others' and after the tree
   (follow_own: the others then play the cards they hold in that world, not
-  the tree's choice averaged over worlds; issue 13 measured it +0.32 a hand
-  against greedy, +0.33 against flat Monte Carlo). The reported figures,
-  their standard errors and the recommended move come from that paired
-  phase, where every world is an independent draw, so the standard errors
-  are honest.
+  the tree's choice averaged over worlds: +0.32 a hand against greedy, +0.33
+  against flat Monte Carlo in the arena, README "Strength"). The reported
+  figures, their standard errors and the recommended move come from that
+  paired phase, where every world is an independent draw, so the standard
+  errors are honest.
 
 The kernels are nogil C (`_worlds`, `_ismcts`, `_paired`, `_exact`, `_equity`), driven
 through `_search.Searcher`; threads > 1 run one tree per
@@ -555,7 +555,8 @@ def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _sea
     sides), by root move; None without a tie. Minimax rates them alike because
     it assumes a perfect opponent; the rollouts tell which one leaves a real
     one more room to go wrong. Taking the first of them instead, the exact
-    solve of the last round cost 0.39 points a hand against greedy (issue 13)."""
+    solve of the last round cost 0.39 points a hand against greedy (README
+    "Equal exact moves")."""
     mean = [m.expected_points for m in solved.moves]
     key = [m.win_chance or 0.0 for m in solved.moves] if match_mode else mean
     if len(_equal_to_best(key, mean, 0)) < 2:       # solved.moves[0] is the best

@@ -1,9 +1,11 @@
 """Helpers shared by the server tests: positions as protobuf views, in-process
-servers on a free loopback port, and the status details of failed calls."""
+servers on a free loopback port, the status details of failed calls, and a
+wait for a condition that fails on a hang."""
 from __future__ import annotations
 
 import contextlib
 import random
+import time
 
 import grpc
 
@@ -87,3 +89,11 @@ def failure(call, *args, **kwargs) -> tuple[grpc.StatusCode, list[tuple[str, str
     except grpc.RpcError as e:
         return e.code(), field_violations(e), e.details()
     raise AssertionError("the call succeeded")
+
+
+def until(condition, seconds: float = 5.0) -> None:
+    """Wait for condition() to hold; a hang fails after `seconds`."""
+    end = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.001)

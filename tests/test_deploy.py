@@ -6,7 +6,7 @@ of what it copies, which the last test does in a fresh virtualenv, then
 serves from it and probes it the way the image's HEALTHCHECK does).
 
 The kustomizations are rendered by `kubectl kustomize` (offline: no cluster);
-without kubectl on the PATH those tests skip, unless CIRULLA_REQUIRE_KUBECTL=1."""
+without kubectl on the PATH those tests skip (in CI a skip is a failure: conftest.py)."""
 from __future__ import annotations
 
 import fnmatch
@@ -150,8 +150,6 @@ def test_the_pod_runs_as_nobody_in_particular():
 def kubectl() -> str:
     found = shutil.which("kubectl")
     if found is None:
-        if os.environ.get("CIRULLA_REQUIRE_KUBECTL") == "1":
-            pytest.fail("CIRULLA_REQUIRE_KUBECTL=1 but kubectl is not on the PATH")
         pytest.skip("kubectl is not on the PATH: it renders the kustomizations (1.21 or later; "
                     "install it as https://kubernetes.io/docs/tasks/tools/ says)")
     return found

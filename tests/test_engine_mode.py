@@ -190,23 +190,23 @@ def test_reports_come_before_the_final_hint(engine):
 # --- 4. terminate ----------------------------------------------------------------------
 
 def test_terminate_cuts_a_long_hint_short(engine):
-    engine.send(hint_query("long", choice_position(), time_ms=5000))
+    """Terminated, a hint of a 10 s budget answers at once, cut short (its
+    search time well short of the budget, whatever the machine's load)."""
+    engine.send(hint_query("long", choice_position(), time_ms=10_000))
     engine.send({"id": "ping", "getEngineInfo": {}})
     engine.final("ping")                        # both read: the hint's search is under way
     time.sleep(0.2)
-    start = time.monotonic()
     engine.send({"id": "stop", "terminate": {"queryId": "long"}})
-    assert engine.answers("stop", timeout=1.0) == [{"id": "stop", "terminate": {"queryId": "long"}, "final": True}]
-    [answer] = engine.answers("long", timeout=1.0)
-    assert time.monotonic() - start < 1.0
+    assert engine.answers("stop") == [{"id": "stop", "terminate": {"queryId": "long"}, "final": True}]
+    [answer] = engine.answers("long")
     hint = answer["getHint"]["hint"]
-    assert hint["cutShort"] is True and hint["moves"] and float(hint["stats"]["elapsedMs"]) < 2000
+    assert hint["cutShort"] is True and hint["moves"] and float(hint["stats"]["elapsedMs"]) < 5_000
     # and a hint with reports, terminated after its first one
-    engine.send(hint_query("watched", choice_position(), interval_ms=50, time_ms=5000))
+    engine.send(hint_query("watched", choice_position(), interval_ms=50, time_ms=10_000))
     assert not engine.next("watched").get("final")
     engine.send({"id": "stop2", "terminate": {"queryId": "watched"}})
-    assert engine.final("stop2", timeout=1.0)["terminate"] == {"queryId": "watched"}
-    assert engine.final("watched", timeout=1.0)["getHint"]["hint"]["cutShort"] is True
+    assert engine.final("stop2")["terminate"] == {"queryId": "watched"}
+    assert engine.final("watched")["getHint"]["hint"]["cutShort"] is True
 
 
 # --- 5. bad lines ----------------------------------------------------------------------
@@ -216,7 +216,7 @@ def test_bad_lines_get_failures_and_the_engine_goes_on(engine):
     view = as_dict(view_msg(match))
     last = len(view["hand"]) - 1
     view["hand"][last] = "ZZ"
-    engine.send(hint_query("busy", match, interval_ms=50, time_ms=5000))
+    engine.send(hint_query("busy", match, interval_ms=50, time_ms=10_000))
     assert not engine.next("busy").get("final")    # in flight
     cases = [
         ("not json", "", ""),
@@ -232,7 +232,10 @@ def test_bad_lines_get_failures_and_the_engine_goes_on(engine):
     ]
     for line, query_id, field in cases:
         engine.send(line)
-        code, fields = failure_of(engine.next(query_id))
+        answer = engine.next(query_id)
+        while query_id == "busy" and not answer.get("final"):     # the hint in flight reports meanwhile
+            answer = engine.next(query_id)
+        code, fields = failure_of(answer)
         assert (code, fields[0]) == ("INVALID_ARGUMENT", field), line
     engine.proc.stdin.write(b"\xff\xfe\n")      # not UTF-8
     engine.proc.stdin.flush()
@@ -242,8 +245,8 @@ def test_bad_lines_get_failures_and_the_engine_goes_on(engine):
     engine.send({"id": "after", "getEngineInfo": {}})
     assert engine.final("after")["getEngineInfo"]["version"]
     engine.send({"id": "stop-busy", "terminate": {"queryId": "busy"}})
-    engine.final("stop-busy", timeout=1.0)
-    assert engine.final("busy", timeout=1.0)["getHint"]["hint"]["cutShort"] is True
+    engine.final("stop-busy")
+    assert engine.final("busy")["getHint"]["hint"]["cutShort"] is True
     engine.send({"id": "again", "terminate": {"queryId": "busy"}})     # finished: no longer in flight
     assert failure_of(engine.next("again"))[1] == ["terminate.query_id"]
 
@@ -255,19 +258,20 @@ def test_end_of_input_waits_for_the_queries_in_flight(fresh):
     e.send(hint_query("last", choice_position(), time_ms=300))
     code = e.close()                            # stdin closed at once
     assert code == 0
-    [answer] = e.answers("last", timeout=2)
+    [answer] = e.answers("last")
     assert answer["getHint"]["hint"]["moves"] and not answer["getHint"]["hint"].get("cutShort")
 
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 0)])
 def test_a_signal_terminates_the_queries_and_exits_promptly(fresh, signum, code):
-    e = fresh("--warm-presets", "")
-    e.send(hint_query("slow", choice_position(), interval_ms=50, time_ms=8000))
+    """The query in flight answers, cut short, and the engine exits: long
+    before the query's 60 s budget would have ended it, on any machine."""
+    e = fresh("--warm-presets", "", "--max-budget-ms", "60000")
+    e.send(hint_query("slow", choice_position(), interval_ms=50, time_ms=60_000))
     e.next("slow")
-    start = time.monotonic()
     e.proc.send_signal(signum)
-    assert e.proc.wait(5) == code and time.monotonic() - start < 1.5
-    assert e.final("slow", timeout=1)["getHint"]["hint"]["cutShort"] is True
+    assert e.proc.wait(ANSWER_S) == code        # a wait past ANSWER_S fails the test
+    assert e.final("slow")["getHint"]["hint"]["cutShort"] is True
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -327,6 +331,6 @@ def test_a_terminated_analysis_fails_cancelled(engine):
     engine.send({"id": "b", "analyzeGame": {"record": as_dict(record.to_proto(match)), "iterations": 20_000}})
     assert "decision" in engine.next("b")["analyzeGame"]
     engine.send({"id": "stop-b", "terminate": {"queryId": "b"}})
-    assert engine.final("stop-b", timeout=1.0)["terminate"] == {"queryId": "b"}
-    answers = engine.answers("b", timeout=2.0)      # perhaps a decision that was ready, then the failure
+    assert engine.final("stop-b")["terminate"] == {"queryId": "b"}
+    answers = engine.answers("b")                   # perhaps a decision that was ready, then the failure
     assert failure_of(answers[-1])[0] == "CANCELLED"

@@ -1,4 +1,4 @@
-"""The exact endgame solver made faster (issue 13) gives the same figures.
+"""The exact endgame solver made faster gives the same figures.
 
 The solver keeps memos of the core's legal moves (by hand and table), of the
 leaves' values (by piles) and of the hand's last two plays (by hands and

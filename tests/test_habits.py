@@ -6,8 +6,8 @@ the page shows those counts and the costliest examples, renders in headless
 Chromium without a horizontal scroll at 360 px, bad input is reported by file
 and line while the rest is counted, and the command runs end to end.
 
-The Chromium tests skip without a Chromium on the PATH, unless
-CIRULLA_REQUIRE_CHROMIUM=1."""
+The Chromium tests skip without a Chromium on the PATH (in CI a skip is a
+failure: conftest.py)."""
 from __future__ import annotations
 
 import html

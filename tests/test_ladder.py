@@ -3,6 +3,7 @@ a small seeded ladder orders clearly separated levels, and GetEngineInfo
 reports every strength's measured rating."""
 from __future__ import annotations
 
+import argparse
 import random
 import re
 from pathlib import Path
@@ -110,3 +111,17 @@ def test_the_readme_ladder_shows_the_ratings():
         if lv.searches:
             assert iterations == f"{lv.iterations:,}" and float(temperature) == lv.temperature
             assert slips == f"{lv.slip:.0%}" or (slips == "0" and lv.slip == 0)
+
+
+def test_the_readme_play_table_is_levels():
+    """The README's table of `cirulla play --level` is LEVELS, in order: each
+    level's search iterations and description, and the command's default."""
+    from cirulla.cli.main import build_parser
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    play = readme.split("### Play\n", 1)[1].split("\n### ", 1)[0]
+    rows = re.findall(r"^\| `(\w+)`( \(default\))? \| ([\d,]+|–) \| ([^|]+) \|$", play, re.M)
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    default = sub.choices["play"].get_default("level")
+    assert rows == [(lv.name, " (default)" if lv.name == default else "",
+                     f"{lv.iterations:,}" if lv.searches else "–", lv.about) for lv in LEVELS]

@@ -359,8 +359,8 @@ def test_sigterm_with_calls_in_flight_after_malformed_traffic():
         except Exception:
             raise AssertionError("no exit after SIGTERM:\n" + "".join(process.lines[-30:])) from None
         exited = time.monotonic() - signalled
-        # the grace period and the flush, and a second for the interpreter's exit on a busy CI machine
-        assert status == 0 and exited <= GRACE_S + FLUSH_SECONDS + 1, exited
+        # the grace period and the flush, and the interpreter's exit however busy the machine: past that, a hang
+        assert status == 0 and exited <= GRACE_S + FLUSH_SECONDS + 5, exited
         log = "".join(process.lines)
         assert re.search(r"INFO cirulla.server: stopped\n", log), log[-3000:]
         assert "grpcio did not report" not in log and "Traceback" not in log

@@ -1,4 +1,4 @@
-"""The learned rollout policy (issue 13): its features in the core, its
+"""The learned rollout policy: its features in the core, its
 choices, the knob that selects it, and the scripts that make its data and fit
 it (bench/policy/)."""
 from __future__ import annotations
@@ -142,7 +142,7 @@ def test_the_arena_knobs_name_every_policy():
 
 
 def test_data_is_reproducible_and_fits(tmp_path):
-    pytest.importorskip("numpy")
+    pytest.importorskip("numpy", reason="numpy is not installed (pip install -e '.[test]')")
     make_data, fit = load("make_data"), load("fit")
     a, b = tmp_path / "a.jsonl.gz", tmp_path / "b.jsonl.gz"
     args = ["--hands", "2", "--iterations", "300", "--seed", "5"]

@@ -10,8 +10,8 @@ graph or the table and the ← / → keys; the costliest errors come first; at
 and wider no text is cut by its box, and the graph says where it scrolls; and
 its Content-Security-Policy blocks every network load.
 
-Without a Chromium on the PATH these tests skip, unless
-CIRULLA_REQUIRE_CHROMIUM=1 (CI sets it: there a missing browser is a failure).
+Without a Chromium on the PATH these tests skip (in CI a skip is a failure:
+conftest.py).
 """
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ def _tracked() -> list[str]:
         out = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True,
                              check=True).stdout
     except (OSError, subprocess.CalledProcessError):
-        pytest.skip("not a git checkout")
+        pytest.skip("not a git checkout (git clone the repository)")
     files = [f for f in out.decode("utf-8").split("\0") if f]
     assert len(files) > 20, "git ls-files listed almost nothing"
     return files

@@ -3,13 +3,13 @@ one client cannot keep the others out by flooding the server."""
 from __future__ import annotations
 
 import threading
-import time
 
 import grpc
 import pytest
 
 from cirulla.server.errors import RpcError
 from cirulla.server.limits import SearchSlots
+from server_support import until
 
 
 def waiter(slots: SearchSlots, peer: str, got: list[str]) -> threading.Thread:
@@ -24,13 +24,6 @@ def waiter(slots: SearchSlots, peer: str, got: list[str]) -> threading.Thread:
     t = threading.Thread(target=run, daemon=True)
     t.start()
     return t
-
-
-def until(condition, seconds: float = 5.0) -> None:
-    end = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.001)
 
 
 def test_a_lone_peer_uses_every_free_slot():

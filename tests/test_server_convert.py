@@ -230,7 +230,7 @@ def test_config_checks_itself():
 def test_buf_lint_standard():
     buf = shutil.which("buf")
     if buf is None:
-        pytest.skip("buf (the buf-bin package) is not installed")
+        pytest.skip("buf is not on the PATH (pip install -e '.[test]' in an active venv)")
     done = subprocess.run([buf, "lint"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "STANDARD" in (ROOT / "buf.yaml").read_text()
@@ -242,7 +242,7 @@ CONTRACT = ROOT / "proto" / "cirulla.v1.binpb"     # the v1 schema as released: 
 def test_buf_breaking_against_the_v1_contract():
     buf = shutil.which("buf")
     if buf is None:
-        pytest.skip("buf (the buf-bin package) is not installed")
+        pytest.skip("buf is not on the PATH (pip install -e '.[test]' in an active venv)")
     done = subprocess.run([buf, "breaking", "--against", str(CONTRACT)], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -252,7 +252,7 @@ def test_buf_breaking_catches_a_breaking_change(tmp_path):
     """The check can fail: a field renumbered in a copy of the schema breaks the contract."""
     buf = shutil.which("buf")
     if buf is None:
-        pytest.skip("buf (the buf-bin package) is not installed")
+        pytest.skip("buf is not on the PATH (pip install -e '.[test]' in an active venv)")
     shutil.copytree(ROOT / "proto", tmp_path / "proto", ignore=shutil.ignore_patterns("*.py", "*.pyi", "*.binpb"))
     shutil.copy(ROOT / "buf.yaml", tmp_path)
     game = tmp_path / "proto" / "cirulla" / "v1" / "game.proto"

@@ -120,7 +120,7 @@ def test_grace_period_ends_the_calls_left(process):
     start = time.perf_counter()
     p.proc.send_signal(signal.SIGTERM)
     assert p.proc.wait(10) == 0
-    assert time.perf_counter() - start < 3
+    assert time.perf_counter() - start < 6      # the grace and the flush, not the search's 8 s
     with pytest.raises(grpc.RpcError):
         slow.result(timeout=5)
 

@@ -1,4 +1,4 @@
-"""The yardstick (bench/yardstick/yardstick.c, issue 13) plays the core's game.
+"""The yardstick (bench/yardstick/yardstick.c) plays the core's game.
 
 bench/bench_core.py measures the core's random playouts against this plain C
 program; the comparison means something only if the program plays the same
@@ -51,7 +51,8 @@ def yardstick(bench_core: ModuleType, tmp_path_factory: pytest.TempPathFactory) 
     folder = tmp_path_factory.mktemp("yardstick")
     command = bench_core.yardstick_command(bench_core.YARDSTICK_SOURCE, folder / "yardstick")
     if shutil.which(command[0]) is None:
-        pytest.skip(f"no C compiler ({command[0]!r}, Python's sysconfig CC or $CC) to build the yardstick")
+        pytest.skip(f"no C compiler ({command[0]!r}, Python's sysconfig CC or $CC) to build the yardstick "
+                    "(Debian: apt-get install gcc)")
     try:
         exe: Path = bench_core.build_yardstick(folder)
     except subprocess.CalledProcessError as e:

@@ -1,4 +1,4 @@
-"""Fit the learned rollout policy (issue 13) to make_data.py's records.
+"""Fit the learned rollout policy to make_data.py's records.
 
 A conditional logit: at each decision the probability of a legal move is the
 softmax over the moves of ``w . features`` (the core's move_features), fit by

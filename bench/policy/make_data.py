@@ -1,5 +1,5 @@
 """The learned rollout policy's training data: the search's own decisions in
-seeded self-play (issue 13).
+seeded self-play.
 
 Each hand k is one hand of 2-player classic rules from the match seed
 ``seed + k``, the search (SO-ISMCTS with its exact endgames, ``--iterations``

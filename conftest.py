@@ -1,0 +1,31 @@
+"""With CIRULLA_REQUIRE_ALL=1 (.ci/run sets it) every skip is a failure: a
+test skips only for a tool the README lists as optional ("Optional tools for
+the full suite"), and CI, which installs them all, must run every test."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+REQUIRE_ALL = os.environ.get("CIRULLA_REQUIRE_ALL") == "1"
+
+
+def _fail_the_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
+    if REQUIRE_ALL and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2].removeprefix("Skipped: ") if isinstance(report.longrepr, tuple) else ""
+        report.outcome = "failed"
+        report.longrepr = f"CIRULLA_REQUIRE_ALL=1 and this would have skipped: {reason}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    report = yield
+    _fail_the_skip(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    report = yield
+    _fail_the_skip(report)
+    return report
