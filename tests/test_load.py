@@ -45,14 +45,14 @@ HINT_BUDGETS_MS = (20, 30, 50)
 # a call's timeout under load: the slowest should take its slot wait (200 ms) and its budget (50 ms), and a
 # ChooseMove level's iterations, several times over on 2 busy cores; past 5 s it is stuck, not slow
 CALL_TIMEOUT_S = 5.0
-HEALTH_TIMEOUT_S = 1.0      # the bound on a health check's answer
+HEALTH_TIMEOUT_S = 1.0      # the bound on a health check's answer under load
 HEALTH_EVERY_S = 0.05
 RSS_EVERY_S = 0.5
 RETRY_CAP_S = 0.1           # a client honours RetryInfo, sleeping at most this long (the load stays on)
 # the saturation test: 3 s lets the server's pools, caches and allocator reach their size (its RSS grows
 # from ~45 to ~55 MB in the first second), 6 s more of load must leave it there
 WARMUP_S, LOAD_S = 3.0, 6.0
-RSS_DRIFT = 0.20            # the bound: the end RSS within 20% of the RSS after the warm-up
+RSS_DRIFT = 0.20            # the end RSS within 20% of the RSS after the warm-up
 
 
 # --- the load -------------------------------------------------------------------------------
