@@ -206,7 +206,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def cmd_arena(args: argparse.Namespace) -> int:
     from cirulla.server import convert
-    from cirulla.solver.arena import ArenaResult, arena
+    from cirulla.solver.arena import ArenaResult, arena, machine_load
     from cirulla.v1 import arena_pb2
     rules = _rules(args)
     console = console_for(args)
@@ -228,8 +228,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     except OSError as e:
         raise CliError(f"--save {args.save}: cannot write {e.filename}: {e.strerror}", FAILED) from None
     # wall-time budgets depend on what else the machine ran: say how busy it was
-    load = (f"machine_load: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (1-minute load average, "
-            f"{os.cpu_count()} cores, {args.jobs} jobs, {time.monotonic() - start:.0f} s)")
+    load = f"machine_load: {machine_load(load_before, time.monotonic() - start, f'{args.jobs} jobs')}"
     if args.json:
         print(load, file=sys.stderr)
         emit(convert.to_message(res, arena_pb2.ArenaResult, rules=rules))

@@ -21,6 +21,7 @@ budget, one thread, seeded: ``level:casual`` or simply ``casual``
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -266,6 +267,15 @@ def summarize(a: EngineSpec, b: EngineSpec, pairs: Sequence[tuple[GameResult, Ga
                        (wins + ties / 2) / len(every) if every else 0.0,
                        ties / len(every) if every else 0.0,
                        mw, (mw - 1.96 * mse, mw + 1.96 * mse), (a_ms, b_ms))
+
+
+def machine_load(load_before: float, seconds: float, workers: str) -> str:
+    """How busy the machine was while something ran for `seconds` (wall-time
+    budgets depend on what else it ran): the 1-minute load average before
+    (os.getloadavg()[0], read by the caller) and now, the cores, and what
+    `workers` the run itself kept busy (e.g. "2 jobs")."""
+    return (f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after (1-minute load average, "
+            f"{os.cpu_count()} cores, {workers}, {seconds:.0f} s)")
 
 
 PairTask: TypeAlias = tuple[EngineSpec, EngineSpec, Rules, int, Path | None]     # play_pair's arguments
