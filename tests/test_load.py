@@ -23,6 +23,7 @@ import statistics
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -116,13 +117,18 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def saturate(port: int, pid: int, *, seconds: float, warmup: float, clients: int = CLIENTS,
-             views: list[pb.SeatView] | None = None) -> LoadReport:
+             views: list[pb.SeatView] | None = None, hint_share: float = 0.70,
+             hint_budgets: Sequence[epb.Budget | None] | None = None) -> LoadReport:
     """`clients` threads, each on its own channel, calling for warmup + seconds:
     70% GetHint (a time budget of 20, 30 or 50 ms), 15% ChooseMove (beginner or
     casual), 15% ListLegalMoves; a refused call is retried after its RetryInfo
     delay (at most RETRY_CAP_S). Health is checked every HEALTH_EVERY_S and the
-    server's RSS read every RSS_EVERY_S meanwhile."""
+    server's RSS read every RSS_EVERY_S meanwhile. `hint_share` and
+    `hint_budgets` change the GetHint share (the rest split evenly) and its
+    budgets (None: no budget, the server's default)."""
     views = views or load_views()
+    budgets = hint_budgets or [epb.Budget(time_ms=ms) for ms in HINT_BUDGETS_MS]
+    choose_below = hint_share + (1 - hint_share) / 2
     target = f"127.0.0.1:{port}"
     report = LoadReport(warmup, seconds)
     lock = threading.Lock()
@@ -140,11 +146,11 @@ def saturate(port: int, pid: int, *, seconds: float, warmup: float, clients: int
                 view, kind = views[rng.randrange(len(views))], rng.random()
                 started = time.monotonic()
                 try:
-                    if kind < 0.70:
+                    if kind < hint_share:
                         method = "GetHint"
-                        engine.GetHint(epb.GetHintRequest(view=view, seed=i, budget=epb.Budget(
-                            time_ms=rng.choice(HINT_BUDGETS_MS))), timeout=CALL_TIMEOUT_S)
-                    elif kind < 0.85:
+                        engine.GetHint(epb.GetHintRequest(view=view, seed=i, budget=rng.choice(budgets)),
+                                       timeout=CALL_TIMEOUT_S)
+                    elif kind < choose_below:
                         method = "ChooseMove"
                         engine.ChooseMove(epb.ChooseMoveRequest(view=view, seed=i, strength=rng.choice(
                             [epb.STRENGTH_BEGINNER, epb.STRENGTH_CASUAL])), timeout=CALL_TIMEOUT_S)
