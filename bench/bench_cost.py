@@ -37,9 +37,9 @@ iterations a decision used as well. An iteration budget's cost does not
 depend on the load (the CPU a decision takes grows a little on a busy
 machine, from caches shared with other work).
 
-Default: 4 hands of 2 players and 2 of 4 (180 decisions), which at today's
-default of 1,000 ms a hint take about 3 minutes, and 30 s of saturation
-after a 5 s warm-up: about 4 minutes in all.
+Default: 8 hands of 2 players and 4 of 4 (about 440 decisions), which at
+the default of 1,000 ms a hint (2026-12-01) take about 4 minutes, then 30 s
+of saturation after a 5 s warm-up: about 5 minutes in all.
 
 Usage: python bench/bench_cost.py [--hands N] [--players 2 4] [--seed 1]
            [--time-ms MS] [--iterations N] [--skip-saturation] [--saturation-seconds 30]
@@ -73,7 +73,7 @@ from test_server_process import Process  # noqa: E402
 
 from server_support import Call, view_msg  # noqa: E402
 
-DEFAULT_HANDS = {2: 4, 4: 2}
+DEFAULT_HANDS = {2: 8, 4: 4}
 PHASES = ("first_rounds", "last_two_rounds", "forced")
 SATURATION_WARMUP_S = 5.0
 
@@ -173,7 +173,7 @@ def saturation(budget: epb.Budget | None, name: str, seconds: float) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--hands", type=int, default=None,
-                   help="hands per number of players (default: 4 with 2 players, 2 with 4)")
+                   help="hands per number of players (default: 8 with 2 players, 4 with 4)")
     p.add_argument("--players", type=int, nargs="+", choices=(2, 4), default=[2, 4])
     p.add_argument("--seed", type=int, default=1, help="the first hand's match seed (default 1)")
     p.add_argument("--time-ms", type=int, default=None, help="the hints' time budget (default: none, the "
