@@ -37,7 +37,7 @@ iterations a decision used as well. An iteration budget's cost does not
 depend on the load (the CPU a decision takes grows a little on a busy
 machine, from caches shared with other work).
 
-Default: 8 hands of 2 players and 4 of 4 (about 440 decisions), which at
+Default: 8 hands of 2 players and 4 of 4 (about 480 decisions), which at
 the default of 1,000 ms a hint (2026-12-01) take about 4 minutes, then 30 s
 of saturation after a 5 s warm-up: about 5 minutes in all.
 
