@@ -472,12 +472,14 @@ def run(args: argparse.Namespace, stdin: BinaryIO | None = None, stdout: BinaryI
         return 1 if engine.broken else OK
     except (KeyboardInterrupt, _Stop) as e:
         # armed for the exit too: it joins the threads of the pools (an analysis's searches)
-        deadline = StopDeadline(INTERRUPT_GRACE_S + OVERRUN_SECONDS, engine.unfinished, ("query", "queries"), log)
+        status = OK if isinstance(e, _Stop) else INTERRUPTED
+        deadline = StopDeadline(INTERRUPT_GRACE_S + OVERRUN_SECONDS, engine.unfinished, ("query", "queries"), log,
+                                stopped=status)
         log.info("%s: terminating the queries in flight", "SIGTERM" if isinstance(e, _Stop) else "interrupted")
         engine.terminate_all(INTERRUPT_GRACE_S)
         if engine.unfinished():             # their half second is up: no answer is coming
             deadline.abandon()
-        return OK if isinstance(e, _Stop) else INTERRUPTED
+        return status
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

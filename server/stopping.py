@@ -3,7 +3,8 @@ stop begins (SIGTERM, SIGINT) a deadline is armed, and whatever still runs
 when it comes is abandoned: named in the log (an ERROR line), then the
 process ends at once with status ABANDONED (os._exit: no thread is waited for).
 A deadline that finds no work left (the stop itself was slow: grpcio, the
-exit's wait for threads) abandons nothing: a WARNING, and status 0.
+exit's wait for threads) abandons nothing: a WARNING, and the status the
+stop was ending with (0; the engine's 130 after SIGINT).
 
 Work that no deadline, cancellation or shutdown reaches (a handler stuck in
 a pure-Python loop that never looks: a defect) would otherwise keep the
@@ -47,7 +48,8 @@ class StopDeadline:
     exit, which joins threads too."""
 
     def __init__(self, seconds: float, unfinished: Callable[[], list[Unfinished]], nouns: tuple[str, str],
-                 logger: logging.Logger):
+                 logger: logging.Logger, stopped: int = 0):
+        self._stopped = stopped         # the status of a stop that abandons nothing
         self._began = time.monotonic()
         self._at = self._began + seconds
         self._unfinished = unfinished
@@ -64,7 +66,7 @@ class StopDeadline:
 
     def abandon(self) -> NoReturn:
         """End the process now: with ABANDONED if work still runs (the ERROR
-        line names it), else with 0."""
+        line names it), else with the stop's own status."""
         self._abandoning.acquire()          # once: a second caller waits here for the exit
         code = ABANDONED
         try:
@@ -75,7 +77,7 @@ class StopDeadline:
                                 "cancellation): exit %d: %s", len(unfinished), self._nouns[len(unfinished) != 1],
                                 after, ABANDONED, _named(unfinished))
             else:
-                code = 0
+                code = self._stopped
                 self._log.warning("the stop has not ended %.1f s after it began, with nothing left running "
                                   "(grpcio, or the exit's wait for threads): exiting now", after)
             logging.shutdown()              # flushes every handler: os._exit does not

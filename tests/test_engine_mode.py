@@ -251,6 +251,16 @@ def test_bad_lines_get_failures_and_the_engine_goes_on(engine):
     assert failure_of(engine.next("again"))[1] == ["terminate.query_id"]
 
 
+@pytest.mark.parametrize("stopped", [0, 130])
+def test_a_stop_slower_than_its_deadline_keeps_its_status(stopped):
+    """The stop's deadline, finding nothing left to abandon (the exit itself was
+    slow: on a busy machine, its wait for threads), ends the process with the
+    status the stop was ending with: a SIGINT's 130 came out as 0."""
+    code = ("import logging, time; from cirulla.server.stopping import StopDeadline; "
+            f"StopDeadline(0.1, list, ('query', 'queries'), logging.getLogger(), stopped={stopped}); time.sleep(60)")
+    assert subprocess.run([sys.executable, "-c", code], timeout=ANSWER_S).returncode == stopped
+
+
 # --- 6. end of input ------------------------------------------------------------------
 
 def test_end_of_input_waits_for_the_queries_in_flight(fresh):
