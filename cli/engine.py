@@ -72,7 +72,7 @@ from google.protobuf import json_format
 from cirulla.server.config import ServerConfig
 from cirulla.server.convert import Problems
 from cirulla.server.errors import BadRequest, RpcError, failure_of
-from cirulla.server.service import Service
+from cirulla.server.service import Service, return_large_blocks_when_freed
 from cirulla.server.stopping import OVERRUN_SECONDS, StopDeadline, Unfinished
 from cirulla.solver.bounds import Descriptor, FieldType, field_range
 from cirulla.v1.embedded_engine_pb2 import EngineAnswer, EngineQuery, Failure, Terminate
@@ -241,7 +241,7 @@ class Engine:
                 problems.add("terminate.query_id",
                              f"{message.terminate.query_id!r} is not the id of a query in flight")
             if problems.items:
-                self._refuse(message.id, BadRequest(problems.items))
+                self._refuse(message.id, BadRequest(problems.one_per_field()))
                 return
             if kind == "terminate":
                 target = self._in_flight[message.terminate.query_id]
@@ -320,22 +320,25 @@ class Engine:
                 return
             running[0].join(0.2)                # short waits: a signal gets through
 
+    def _running(self) -> list[Query]:
+        """The queries in flight whose thread runs, oldest first. Read without the
+        lock (a copy of the dict is one step under the GIL): a write blocked on
+        a full pipe holds the lock, and a stop must never wait for it."""
+        queries = list(self._in_flight.values())
+        return sorted((q for q in queries if q.thread is not None and q.thread.is_alive()), key=lambda q: q.started)
+
     def unfinished(self) -> list[Unfinished]:
-        """The queries in flight, oldest first: what a stop that cannot wait for them abandons."""
+        """What a stop that cannot wait for the queries in flight abandons."""
         now = time.monotonic()
-        with self._lock:
-            queries = sorted(self._in_flight.values(), key=lambda query: query.started)
-        return [Unfinished(f"{query.kind} query {query.id!r}", now - query.started,
-                           query.thread.ident if query.thread else None) for query in queries]
+        return [Unfinished(f"{query.kind} query {query.id!r}", now - query.started, query.thread.ident)
+                for query in self._running() if query.thread is not None]
 
     def terminate_all(self, grace: float) -> None:
         """Terminate every query in flight and give them `grace` seconds to answer."""
-        with self._lock:
-            queries = list(self._in_flight.values())
-        for query in queries:
+        for query in list(self._in_flight.values()):
             query.terminate()
         end = time.monotonic() + grace
-        for query in queries:
+        for query in self._running():
             if query.thread is not None:
                 query.thread.join(max(0.0, end - time.monotonic()))
 
@@ -448,7 +451,8 @@ def engine_config(args: argparse.Namespace) -> ServerConfig:
 
 
 def run(args: argparse.Namespace, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
-    """`cirulla engine`: serve the queries of standard input until its end."""
+    """`cirulla engine`: serve the queries of standard input until its end. The
+    process's own: after a signal, its stop's deadline stays armed for the exit."""
     config = engine_config(args)
     level = config.log_level.upper()
     if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
@@ -457,6 +461,7 @@ def run(args: argparse.Namespace, stdin: BinaryIO | None = None, stdout: BinaryI
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler])
     stdin = stdin or sys.stdin.buffer
+    return_large_blocks_when_freed()
     engine = Engine(Service(config), stdout or sys.stdout.buffer)
     previous = None
     if threading.current_thread() is threading.main_thread():

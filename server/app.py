@@ -53,7 +53,7 @@ from .config import ServerConfig, parse_config
 from .errors import ServerInterceptor
 from .health import HealthServicer
 from .metrics import Metrics, MetricsServer
-from .service import Service
+from .service import Service, return_large_blocks_when_freed
 from .servicers import AnalysisServicer, EngineServicer, RulesServicer
 from .stopping import OVERRUN_SECONDS, StopDeadline
 
@@ -237,7 +237,9 @@ def _describe_reflection_v1() -> None:
 
 
 def serve(config: ServerConfig) -> int:
-    """Serve until SIGTERM or SIGINT; the exit status."""
+    """Serve until SIGTERM or SIGINT; the exit status. The process's own: after a
+    stop, its deadline stays armed for the interpreter's exit."""
+    return_large_blocks_when_freed()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, frame: stop.set())

@@ -108,14 +108,15 @@ class Mailbox(Generic[T]):
             return self._slot.pop()
 
 
-def _return_large_blocks_when_freed() -> None:
+def return_large_blocks_when_freed() -> None:
+    """For a long-lived process of many searches (the server's, the engine's): a
+    setting of the whole process's malloc, made by its entry point once."""
     if platform.libc_ver()[0] == "glibc":
         ctypes.CDLL(None).mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
 
 
 class Service:
     def __init__(self, config: ServerConfig, metrics: Metrics | None = None):
-        _return_large_blocks_when_freed()       # a long-lived process of many searches
         self.config = config
         self.limits = Limits(config)
         self.metrics = metrics if metrics is not None else Metrics()      # (the engine mode's: not served)
@@ -170,10 +171,6 @@ class Service:
         plan = held.__enter__()
         taken = threading.Event()                   # the caller has taken the final report, or left
 
-        def cancel_unless_taken() -> None:
-            if not taken.is_set():
-                call.cancel()
-
         def run() -> None:
             try:
                 with _view_errors():
@@ -185,11 +182,10 @@ class Service:
                 updates.put(e)
             finally:
                 held.__exit__(None, None, None)   # the core is free as soon as the search ends
-                # and a caller that does not take its final report soon (a client that stopped
-                # reading: grpcio's send holds the handler's thread) loses the call, not a thread
-                timer = threading.Timer(FINAL_REPORT_WAIT_S, cancel_unless_taken)
-                timer.daemon = True
-                timer.start()
+            # and a caller that does not take its final report soon (a client that stopped
+            # reading: grpcio's send holds the handler's thread) loses the call, not a thread
+            if not taken.wait(FINAL_REPORT_WAIT_S):
+                call.cancel()
 
         threading.Thread(target=run, name="cirulla-stream-search", daemon=True).start()
         try:
