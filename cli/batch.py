@@ -53,7 +53,7 @@ from cirulla.server.config import available_cores
 from cirulla.server.convert import summary_from_proto
 from cirulla.solver import analysis, record
 from cirulla.solver.analysis import Summary
-from cirulla.solver.bounds import out_of_bounds
+from cirulla.solver.bounds import require_in_bounds
 from cirulla.solver.errors import CirullaError
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import game_pb2 as pb
@@ -206,9 +206,7 @@ def read_line(text: str) -> tuple[str, Summary]:
         if not isinstance(game, str) or not game:
             raise ValueError("no gameId")
         msg = json_format.ParseDict(summary, apb.AnalysisSummary())
-        outside = out_of_bounds(msg, "analysis.summary")
-        if outside:
-            raise ValueError("; ".join(f"{field}: {reason}" for field, reason in outside[:3]))
+        require_in_bounds(msg, "analysis.summary")
         return game, summary_from_proto(msg)
     except (KeyError, TypeError, json_format.ParseError) as e:
         raise ValueError(f"not a cirulla.v1.GameAnalysisLine: {e}") from None

@@ -42,7 +42,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from cirulla.solver.bounds import out_of_bounds
+from cirulla.solver.bounds import require_in_bounds
 from cirulla.solver.cards import Card
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import game_pb2 as pb
@@ -145,9 +145,7 @@ def parse_analysis(text: str, where: str, index: int) -> Game:
             game_id, analysis, source = "", json_format.ParseDict(data, apb.GameAnalysis()), where
     except json_format.ParseError as e:
         raise ValueError(f"not a cirulla.v1.GameAnalysisLine or GameAnalysis: {e}") from None
-    outside = out_of_bounds(analysis, "analysis")
-    if outside:
-        raise ValueError("; ".join(f"{field}: {reason}" for field, reason in outside[:3]))
+    require_in_bounds(analysis, "analysis")
     names = {p.seat: p.name for p in analysis.summary.players}
     if not names:
         raise ValueError("an analysis without its summary's players")

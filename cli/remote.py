@@ -48,13 +48,13 @@ class CliError(Exception):
     @classmethod
     def of(cls, error: CirullaError, where: str = "") -> CliError:
         """A domain error about the caller's input (exit 3), its fields under `where`."""
-        violations = [(".".join(p for p in (where, f) if p), r) for f, r in error.violations]
-        return cls(str(error), BAD_INPUT, violations=violations)
+        fields = [(".".join(p for p in (where, f) if p), r) for f, r in error.violations]
+        return cls(str(error), BAD_INPUT, violations=[(f, described(f, r)) for f, r in fields])
 
     def failure(self) -> Failure:
         failure = failure_of(RpcError(self.status, str(self), retry_after=self.retry_after))
         for field, reason in self.violations:
-            failure.field_violations.add(field=field, description=described(field, reason))
+            failure.field_violations.add(field=field, description=reason)
         return failure
 
 

@@ -3,17 +3,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from cirulla.solver.analysis import Decision, Summary
 from cirulla.solver.cards import RANKS, SUITS, Card, ordered
 from cirulla.solver.events import CATEGORIES, HandEnd
 from cirulla.solver.moves import Move
 from cirulla.v1 import engine_service_pb2 as epb
+
+if TYPE_CHECKING:                   # (`cirulla play` draws without loading the analysis)
+    from cirulla.solver.analysis import Decision, Summary
 
 _STYLE = ("bold red", "red", "bold", "bold")        # D H C S: red suits red
 _CARD = re.compile(rf"\b([{RANKS}])([{SUITS}])(?![A-Za-z])")

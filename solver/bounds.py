@@ -74,6 +74,14 @@ def out_of_bounds(msg: Message, prefix: str = "") -> list[tuple[str, str]]:
     return found
 
 
+def require_in_bounds(msg: Message, prefix: str = "", most: int = 3) -> None:
+    """ValueError naming the first `most` numbers of `msg` out of range: the
+    door of a file a reader takes in whole."""
+    outside = out_of_bounds(msg, prefix)
+    if outside:
+        raise ValueError("; ".join(f"{field}: {reason}" for field, reason in outside[:most]))
+
+
 def _walk(msg: Message, prefix: str, found: list[tuple[str, str]]) -> None:
     plan = _plan(msg.DESCRIPTOR)
     if not plan:

@@ -210,10 +210,11 @@ class Match:
         if self.phase is not Phase.PLAY:
             raise StateError(f"no move can be played: the match is in phase '{self.phase}'")
         move, legal = Move.of(move, matta=self.rules.matta_card), self.legal_moves
-        reason = legality.why_illegal(move, self._core, self.rules, legal)
-        if reason is not None:
-            raise IllegalMoveError(reason)
-        move = legal[legal.index(move)]             # the legal twin carries the points
+        try:
+            move = legal[legal.index(move)]         # the legal twin carries the points
+        except ValueError:
+            raise IllegalMoveError(legality.why_illegal(move, self._core, self.rules, legal)
+                                   or f"{move} is not among the legal moves") from None
         self._push()
         core = self._core
         seat, table_before = core.turn, core.table

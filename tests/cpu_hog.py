@@ -40,8 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.procs < 1 or args.seconds <= 0:
         parser.error("--procs must be at least 1 and --seconds more than 0")
     started_by, until = os.getppid(), time.monotonic() + args.seconds
-    spinners = [multiprocessing.Process(target=spin, args=(os.getpid(), until), daemon=True)
-                for _ in range(args.procs)]
+    # forked, so that each spinner's parent is the hog (a fork server would be their parent instead)
+    fork = multiprocessing.get_context("fork")
+    spinners = [fork.Process(target=spin, args=(os.getpid(), until), daemon=True) for _ in range(args.procs)]
     for spinner in spinners:
         spinner.start()
     # only now, when every spinner has started: a SIGTERM before this ends the hog at once (the spinners then
