@@ -261,6 +261,25 @@ def test_a_stop_slower_than_its_deadline_keeps_its_status(stopped):
     assert subprocess.run([sys.executable, "-c", code], timeout=ANSWER_S).returncode == stopped
 
 
+def test_a_signal_ends_the_engine_whose_app_stopped_reading():
+    """An app that stops reading fills the pipe: the query's thread blocks in its
+    write, holding the output's lock. The stop waited for that lock, and so did
+    its deadline's exit: the engine never ended. Now it abandons the query and
+    exits 70."""
+    proc = subprocess.Popen([*command(), "--max-budget-ms", "60000", "--warm-presets", ""], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        query = hint_query("flood", choice_position(), interval_ms=10, time_ms=60_000)
+        proc.stdin.write((json.dumps(query) + "\n").encode())
+        proc.stdin.flush()
+        time.sleep(5)                       # interim answers every 10 ms, none read: the pipe fills
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(ANSWER_S) == 70    # a wait past ANSWER_S fails the test
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 # --- 6. end of input ------------------------------------------------------------------
 
 def test_end_of_input_waits_for_the_queries_in_flight(fresh):
