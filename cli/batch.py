@@ -71,6 +71,7 @@ RETRIES = 2
 # (then it fails with KilledWorker): distributed.scheduler.allowed-failures, set on the
 # LocalCluster's scheduler (a running cluster's scheduler has its own setting).
 ALLOWED_FAILURES = 3
+WORKER_NICENESS = 10             # a local worker's CPU priority below the command's (os.nice)
 # Games submitted per worker thread: enough to keep every worker busy, few enough to keep the
 # records read ahead (and the work cancelled on Ctrl-C) small.
 AHEAD = 2
@@ -438,8 +439,12 @@ def local_cluster(workers: int) -> LocalCluster:
 def dask_setup(worker: object) -> None:
     """Run by each worker of local_cluster as it starts (Dask's preload hook): a
     terminal's Ctrl-C reaches the whole process group, and the command, not each
-    worker, stops the cluster (else every worker prints its KeyboardInterrupt)."""
+    worker, stops the cluster (else every worker prints its KeyboardInterrupt).
+    The workers yield the cores to the command itself, which writes each game's
+    line as it comes and answers a Ctrl-C at once: on a busy machine it had
+    waited behind them until every game was done."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.nice(WORKER_NICENESS)
 
 
 class DaskBackend:
