@@ -27,7 +27,7 @@ import time
 
 from cirulla.solver import Match, Rules
 from cirulla.solver.arena import arena
-from cirulla.solver.search import INFER_T, Knowledge, _search, search
+from cirulla.solver.search import INFER_T, Knowledge, SearchBudget, _search, search
 
 
 def first_decisions(n: int, rules: Rules) -> list[Knowledge]:
@@ -101,7 +101,8 @@ def thread_ratio(rules: Rules, seconds: float) -> float:
         views.append(m.view(m.to_move))
     counts = {}
     for threads in (1, 2):
-        counts[threads] = sum(search(v, time_ms=1000 * seconds, threads=threads, seed=1).info["tree_iterations"]
+        counts[threads] = sum(search(v, SearchBudget(time_ms=1000 * seconds, threads=threads,
+                                                  seed=1)).info["tree_iterations"]
                               for v in views)
     return counts[2] / counts[1]
 
@@ -125,7 +126,7 @@ def main() -> None:
     args = p.parse_args()
     rules = Rules()
     warm = Match(rules, seed=0)
-    search(warm.view(warm.to_move), iterations=100)         # builds the equity table: not timed
+    search(warm.view(warm.to_move), SearchBudget(iterations=100))         # builds the equity table: not timed
 
     knows = first_decisions(4, rules)
     rates = [ismcts_rate(knows, args.seconds / 4) for _ in range(args.repeat)]

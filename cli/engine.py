@@ -516,7 +516,8 @@ def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
                    help=f"the largest time budget a query may ask for (default: {defaults.max_budget_ms}); an "
                         "iteration budget is bounded by it too")
     p.add_argument("--default-budget-ms", type=int, metavar="MS",
-                   help=f"the time budget of a query that names none (default: {defaults.default_budget_ms})")
+                   help="the time cap of a query that names no budget (the default budget, which stops much "
+                        f"sooner once its answer is settled; default: {defaults.default_budget_ms})")
     p.add_argument("--warm-presets", metavar="P",
                    help="presets whose match-equity tables are built before the first query (comma-separated, "
                         f"'all' or ''; default: {defaults.warm_presets})")

@@ -163,17 +163,16 @@ def cmd_hint(args: argparse.Namespace) -> int:
             request = epb.GetHintRequest(view=convert.view_to_proto(view), seed=args.seed,
                                          budget=epb.Budget(time_ms=int(args.time_ms or 0),
                                                            iterations=args.iterations or 0,
-                                                           threads=args.threads))
+                                                           threads=args.threads, exhaust=args.exhaust))
             try:
                 answer = remote.engine.GetHint(request, metadata=remote.metadata, timeout=60)
             except grpc.RpcError as e:
                 raise rpc_error(e, args.server) from None
     else:
-        from cirulla.solver.search import search
-        time_ms = args.time_ms if args.time_ms or args.iterations else 1000.0
-        result = search(view, iterations=args.iterations, time_ms=time_ms, seed=args.seed,
-                        threads=args.threads)
-        answer = epb.GetHintResponse(hint=convert.hint_to_proto(result, args.seed, cut_short=result.cut_short),
+        from cirulla.solver.search import SearchBudget, search
+        result = search(view, SearchBudget.of(iterations=args.iterations, time_ms=args.time_ms, exhaust=args.exhaust,
+                                              seed=args.seed, threads=args.threads))
+        answer = epb.GetHintResponse(hint=convert.hint_to_proto(result, args.seed),
                                      view=convert.view_to_proto(view))
     if args.json:
         emit(answer)
@@ -315,7 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, help="seed for the deals and the engines")
     play.add_argument("--name", default="You", help="your name in the record")
     play.add_argument("--save", metavar="FILE", help="where to save the record (default cirulla-DATE-TIME.json)")
-    play.add_argument("--hint-ms", type=float, default=500.0, help="search time of a hint (default 500)")
+    play.add_argument("--hint-ms", type=float, help="search time of a hint at most (default: the default budget, "
+                                                  "which stops once its answer is settled)")
     play.set_defaults(run=cmd_play)
 
     hint = command("hint", "rank the moves of a position",
@@ -332,8 +332,10 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--view", metavar="FILE", help="a cirulla.v1.SeatView in protobuf's JSON mapping instead")
     hint.add_argument("--seat", type=int, help="the seat whose decision to rank (default: the seat to move)")
     hint.add_argument("--event", type=int, help="the position before this event of the record (0-based)")
-    hint.add_argument("--time-ms", type=float, help="search time (default 1000 ms)")
-    _add_budget(hint, "search iterations (with --seed: reproducible)")
+    hint.add_argument("--time-ms", type=float, help="search time at most (default: the default budget, which "
+                                                    "stops once its answer is settled)")
+    _add_budget(hint, "search iterations at most (with --seed: reproducible)")
+    hint.add_argument("--exhaust", action="store_true", help="search to the caps: no early stop")
     hint.add_argument("--threads", type=int, default=1)
     _add_remote(hint)
     hint.set_defaults(run=cmd_hint)
@@ -372,11 +374,13 @@ def build_parser() -> argparse.ArgumentParser:
     ar = command("arena", "play engines against each other in duplicate",
                  "Engines against each other in duplicate matches: each deal played twice with\n"
                  "the seats swapped. Engines: random, greedy, flatmc, ismcts, cheat (sees every\n"
-                 "card), peek (sees every hand, not the stock); a budget\n"
-                 "follows a colon (ismcts:100ms, flatmc:20000it). Or a strength level, played\n"
+                 "card), peek (sees every hand, not the stock); a budget, searched to its end,\n"
+                 "follows a colon (ismcts:100ms, flatmc:20000it); `default` is the search at the\n"
+                 "default budget, as hints get it (it stops once settled). Or a strength level, played\n"
                  "as ChooseMove plays it (its own budget, one thread, seeded): level:casual,\n"
                  "or simply casual (" + ", ".join(LEVEL_NAMES) + ").",
                  "examples:\n  cirulla arena ismcts:100ms greedy --pairs 100 --jobs 2\n"
+                 "  cirulla arena default ismcts:100000it --hands 1 --pairs 2000 --seed 1 --jobs 2\n"
                  "  cirulla arena ismcts:20ms flatmc:20ms --hands 1 --pairs 500 --json\n"
                  "  cirulla arena casual beginner --hands 1 --pairs 200 --jobs 2\n"
                  "  cirulla arena casual greedy --pairs 20 --save games/ && cirulla analyze games/ --out a.jsonl\n"

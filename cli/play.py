@@ -26,15 +26,16 @@ HELP = """Commands: a move's number or its text (7C x 2C 5S, 7C, declare 2S 5C 7
 hint (the engine's ranking of your moves), undo (take back your last move), quit (save and stop)."""
 
 
-def local_hint(*, time_ms: float = 500.0, seed: int = 0) -> Callable[[Match], RenderableType]:
-    """The `hint` command: the search on the human's view, as a table."""
+def local_hint(*, time_ms: float | None = None, seed: int = 0) -> Callable[[Match], RenderableType]:
+    """The `hint` command: the search on the human's view (the default budget,
+    or at most `time_ms`), as a table."""
     from cirulla.server.convert import hint_to_proto
-    from cirulla.solver.search import search
+    from cirulla.solver.search import SearchBudget, search
 
     def hint(match: Match) -> RenderableType:
-        result = search(match.view(match.to_move), time_ms=time_ms, seed=seed)
+        result = search(match.view(match.to_move), SearchBudget.of(time_ms=time_ms, seed=seed))
         menu = {str(m): i for i, m in enumerate(match.legal_moves, 1)}   # the numbers the menu shows
-        return render.hint_table(hint_to_proto(result, seed, cut_short=result.cut_short),
+        return render.hint_table(hint_to_proto(result, seed),
                                  title="The engine's ranking of your moves (# as in the menu)",
                                  numbers=menu)
     return hint

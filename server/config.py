@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cirulla.solver.rules import PRESETS
+from cirulla.solver.search import DEFAULT_BUDGET
 
 from .stopping import ABANDONED, OVERRUN_SECONDS
 
@@ -48,7 +49,9 @@ class ServerConfig:
     max_iterations: int = 5_000_000
     # half the cores by default: one call leaves room for others
     max_threads: int = max(available_cores() // 2, 1)
-    default_budget_ms: int = 1_000
+    # the time cap of the default budget (search.DEFAULT_BUDGET), which stops
+    # far sooner once its answer is settled
+    default_budget_ms: int = int(DEFAULT_BUDGET.time_ms or 0)
     # A call that finds every search slot taken waits this long for one (first
     # come, first served), with at most this many calls waiting; then
     # RESOURCE_EXHAUSTED with a RetryInfo.
@@ -154,7 +157,8 @@ _HELP = {
                    "call leaves room for others)",
     "max_analysis_seconds": "the longest AnalyzeGame a request may ask for, estimated from its iterations and "
                             "the record's decisions; one that runs twice as long is stopped",
-    "default_budget_ms": "the time budget of a request that names none",
+    "default_budget_ms": "the time cap of a request that names no budget (the default budget, which "
+                         "stops much sooner once its answer is settled)",
     "slot_wait_ms": "how long a call waits for a free search slot before RESOURCE_EXHAUSTED",
     "max_waiting_searches": "calls that may wait for a search slot at once; more are refused at once",
     "max_message_bytes": "the largest request or response, in bytes",

@@ -45,7 +45,7 @@ from cirulla.solver.moves import Move
 from cirulla.solver.players import RATINGS, Level
 from cirulla.solver.record import EnumType
 from cirulla.solver.rules import CHOICES, PRESETS, Rules
-from cirulla.solver.search import SearchResult
+from cirulla.solver.search import DEFAULT_BUDGET, SearchResult
 from cirulla.solver.view import SeatView
 from cirulla.solver.view_builder import Row, build_view
 from cirulla.v1 import analysis_service_pb2 as apb
@@ -394,9 +394,9 @@ def view_to_proto(view: SeatView) -> pb.SeatView:
 
 # --- search results --------------------------------------------------------------------
 
-def hint_to_proto(result: SearchResult, seed: int, *, cut_short: bool) -> epb.Hint:
-    """A search's ranking as a Hint (cut_short as the caller judged it)."""
-    return to_message(result, epb.Hint, cut_short=cut_short, stats=stats_to_proto(result, seed))
+def hint_to_proto(result: SearchResult, seed: int) -> epb.Hint:
+    """A search's ranking (final or interim) as a Hint."""
+    return to_message(result, epb.Hint, stats=stats_to_proto(result, seed))
 
 
 def stats_to_proto(result: SearchResult, seed: int) -> epb.EngineStats:
@@ -473,4 +473,6 @@ def engine_info_to_proto(*, version: str, config: ServerConfig,
         max_time_ms=config.max_budget_ms, max_iterations=config.max_iterations,
         max_threads=config.thread_cap, default_time_ms=config.default_budget_ms,
         max_concurrent_searches=config.max_concurrent_searches,
-        max_message_bytes=config.max_message_bytes)
+        max_message_bytes=config.max_message_bytes,
+        default_budget=epb.Budget(iterations=DEFAULT_BUDGET.iterations or 0, time_ms=config.default_budget_ms),
+        stopping_rule=to_message(DEFAULT_BUDGET.stopping, epb.StoppingRule))

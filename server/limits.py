@@ -10,17 +10,17 @@ the engine mode's own query.
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 from typing import Protocol
 
 import grpc
 
-from cirulla.solver.search import CancelToken, SearchMethod, SearchResult
+from cirulla.solver.search import CancelToken, SearchBudget, SearchResult
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import engine_service_pb2 as epb
 
@@ -29,6 +29,7 @@ from .errors import BadRequest, RpcError
 
 MIN_SEARCH_MS = 1.0                 # what a call gets whose deadline leaves nothing
 ITERATIONS_PER_MS = 300             # a search thread's pace: how long a call expects to hold its slots
+MAX_TARGET_STDERR = 100.0           # points: Budget.target_stderr's range is 0 to this
 MIN_RETRY_S = 0.01
 ENDED_POLL_S = 0.02                 # how often a waiting call looks whether it has ended
 
@@ -45,30 +46,12 @@ def peer_of(call: Call) -> str:
     return call.peer()
 
 
-@dataclass(frozen=True)
-class Plan:
-    """One search's budget after the caps and the deadline."""
-    time_ms: float
-    iterations: int | None
-    threads: int
-    deadline_bound: bool            # the deadline, not the request, set time_ms
-
-    @property
-    def expected_ms(self) -> float:
-        """How long the search should hold its slots: what a refused call's RetryInfo counts on."""
-        if self.iterations is None:
-            return self.time_ms
-        return min(self.time_ms, self.iterations / (ITERATIONS_PER_MS * self.threads))
-
-    def cut_short(self, result: SearchResult) -> bool:
-        """Short of what was asked: the search says so (a cancel, or time running
-        out before its budget), or the deadline took time a time-budgeted search
-        had asked for. An exact solve or a forced move that finished is never
-        short, however little time it had."""
-        if result.cut_short:
-            return True
-        timed = result.method in (SearchMethod.ISMCTS, SearchMethod.FLAT)
-        return timed and self.deadline_bound and self.iterations is None
+def expected_ms(budget: SearchBudget) -> float:
+    """How long a search should hold its slots: what a refused call's RetryInfo counts on."""
+    by_time = budget.time_ms if budget.time_ms is not None else math.inf
+    if budget.iterations is None:
+        return by_time
+    return min(by_time, budget.iterations / (ITERATIONS_PER_MS * budget.threads))
 
 
 class Limits:
@@ -85,38 +68,46 @@ class Limits:
         fields = budget.DESCRIPTOR.fields_by_name
         problems = [(f"{field}.{name}" if field else name, f"{getattr(budget, name)} is out of range 0..{cap}")
                     for name, cap in caps.items() if name in fields and not 0 <= getattr(budget, name) <= cap]
+        if isinstance(budget, epb.Budget) and not 0 <= budget.target_stderr <= MAX_TARGET_STDERR:  # NaN fails too
+            problems.append((f"{field}.target_stderr",
+                             f"{budget.target_stderr} is not a number from 0 to {MAX_TARGET_STDERR:g}"))
         if problems:
             raise BadRequest(problems)
 
-    def plan(self, budget: epb.Budget, call: Call, field: str = "budget") -> Plan:
-        """The budget a search gets: the request's within the caps, an iteration
-        budget alone still bounded in time by the server's cap, all of it ending
-        before the call's deadline (less the margin to send the answer)."""
-        self.check_budget(budget, field)
+    def budget(self, msg: epb.Budget, call: Call, seed: int, field: str = "budget",
+               on_progress: Callable[[SearchResult], None] | None = None,
+               progress_interval_ms: float = 250.0) -> SearchBudget:
+        """The search budget of a request's Budget, checked against the caps
+        (BadRequest naming every field past them): no caps named, the default
+        budget with the server's default time; an iteration cap alone bounded
+        in time by the server's cap; the stopping rule unless it asks to
+        exhaust; all of it ending before the call's deadline (less the margin to
+        send the answer). Made once for a call, so checked once."""
+        self.check_budget(msg, field)
         c = self.config
-        time_ms = float(budget.time_ms or (c.max_budget_ms if budget.iterations else c.default_budget_ms))
-        plan = Plan(time_ms, budget.iterations or None, budget.threads or 1, False)
-        return self.bound_by_deadline(plan, call)
-
-    def bound_by_deadline(self, plan: Plan, call: Call) -> Plan:
+        now = time.monotonic()
+        deadline = None
         remaining = call.time_remaining()
         if remaining is not None:
-            room = remaining * 1000 - self.config.deadline_margin_ms
-            if room < plan.time_ms:
-                return replace(plan, time_ms=max(room, MIN_SEARCH_MS), deadline_bound=True)
-        return plan
+            deadline = now + max(remaining * 1000 - c.deadline_margin_ms, MIN_SEARCH_MS) / 1000
+        if msg.iterations and not msg.time_ms:
+            # the server's cap on time is a deadline: a search it stops is cut short
+            deadline = min(deadline or math.inf, now + c.max_budget_ms / 1000)
+        return SearchBudget.of(iterations=msg.iterations, time_ms=msg.time_ms, default_time_ms=c.default_budget_ms,
+                               exhaust=msg.exhaust, target_stderr=msg.target_stderr, threads=msg.threads or 1,
+                               seed=seed, deadline=deadline, cancel=self.cancel_token(call),
+                               on_progress=on_progress, progress_interval_ms=progress_interval_ms)
 
     @contextmanager
-    def searching(self, plan: Plan, call: Call) -> Iterator[Plan]:
-        """Hold the plan's search slots while the block runs, waiting for them a
-        short while (never past the deadline); the plan is bounded again by the
-        time the wait left."""
+    def searching(self, budget: SearchBudget, call: Call) -> Iterator[None]:
+        """Hold the budget's search slots while the block runs, waiting for them a
+        short while (never past the deadline)."""
         remaining = call.time_remaining()
         deadline_wait = None if remaining is None else max(remaining - self.config.deadline_margin_ms / 1000, 0)
-        ended = self.cancel_token(call)
-        with self.slots.hold(plan.threads, expected_ms=plan.expected_ms, at_most=deadline_wait,
-                             ended=lambda: ended.cancelled, peer=peer_of(call)):
-            yield self.bound_by_deadline(plan, call)
+        cancel = budget.cancel
+        with self.slots.hold(budget.threads, expected_ms=expected_ms(budget), at_most=deadline_wait,
+                             ended=lambda: cancel is not None and cancel.cancelled, peer=peer_of(call)):
+            yield
 
     @staticmethod
     def cancel_token(call: Call) -> CancelToken:

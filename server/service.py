@@ -24,7 +24,7 @@ from cirulla.solver import analysis, players, record
 from cirulla.solver.bounds import out_of_bounds
 from cirulla.solver.errors import CirullaError
 from cirulla.solver.rules import Rules
-from cirulla.solver.search import SearchResult, build_tables, search
+from cirulla.solver.search import SearchBudget, SearchResult, build_tables, search
 from cirulla.solver.view import SeatView
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import engine_service_pb2 as epb
@@ -35,7 +35,7 @@ from . import convert
 from .config import ServerConfig
 from .convert import Problems
 from .errors import BadRequest, RpcError
-from .limits import ITERATIONS_PER_MS, Call, Limits, Plan, peer_of
+from .limits import ITERATIONS_PER_MS, Call, Limits, peer_of
 from .metrics import Metrics
 
 DEFAULT_INTERVAL_MS = 250
@@ -131,18 +131,17 @@ class Service:
 
     @_door
     def get_hint(self, request: epb.GetHintRequest, call: Call) -> epb.GetHintResponse:
-        view = self._hint_view(request)
-        plan = self.limits.plan(request.budget, call)
-        with self.limits.searching(plan, call) as plan:
-            result = self._search(view, plan, request.seed, call)
-        return epb.GetHintResponse(hint=self._hint(result, plan, request.seed),
+        view, budget = self._hint_view(request, call)
+        with self.limits.searching(budget, call):
+            result = self._search(view, budget)
+        return epb.GetHintResponse(hint=convert.hint_to_proto(result, request.seed),
                                    view=convert.view_to_proto(view))
 
     @_door
     def stream_hint(self, request: epb.StreamHintRequest, call: Call) -> Iterator[epb.StreamHintResponse]:
-        view = self._hint_view(request)
-        yield from self.progress(view, self.limits.plan(request.budget, call), request.seed, call,
-                                 request.interval_ms or DEFAULT_INTERVAL_MS)
+        updates: Mailbox[_Update] = Mailbox()
+        view, budget = self._hint_view(request, call, updates, request.interval_ms or DEFAULT_INTERVAL_MS)
+        yield from self.progress(view, budget, call, updates)
 
     @_door
     def get_hint_reports(self, request: epb.GetHintRequest, call: Call,
@@ -152,32 +151,30 @@ class Service:
         pairs, the interim ones with the hint alone, the last one (final True)
         what get_hint returns, the completed view included. The caller checks
         the interval (the engine's query has its range)."""
-        view = self._hint_view(request)
+        updates: Mailbox[_Update] = Mailbox()
+        view, budget = self._hint_view(request, call, updates, interval_ms)
         completed = convert.view_to_proto(view)
-        for update in self.progress(view, self.limits.plan(request.budget, call), request.seed, call,
-                                    interval_ms):
+        for update in self.progress(view, budget, call, updates):
             yield epb.GetHintResponse(hint=update.hint, view=completed if update.final else None), update.final
 
-    def progress(self, view: SeatView, plan: Plan, seed: int, call: Call,
-                 interval_ms: int) -> Iterator[epb.StreamHintResponse]:
-        """A search's interim rankings every `interval_ms`, then its final one.
+    def progress(self, view: SeatView, budget: SearchBudget, call: Call,
+                 updates: Mailbox[_Update]) -> Iterator[epb.StreamHintResponse]:
+        """A search's interim rankings (the budget's on_progress puts them in
+        `updates`, see _hint_view), then its final one.
         The search runs on its own thread and holds its slots only while it runs.
         A caller slower than the reports (a client that does not read: grpcio's
         send waits for its HTTP/2 window) gets the latest ranking when it takes
         the next one, those in between dropped, and never misses the final one."""
-        updates: Mailbox[_Update] = Mailbox()
-        token = self.limits.cancel_token(call)
-        held = self.limits.searching(plan, call)
-        plan = held.__enter__()
+        token = budget.cancel
+        assert token is not None, "Limits.budget gives every budget the call's cancel token"
+        held = self.limits.searching(budget, call)
+        held.__enter__()
         taken = threading.Event()                   # the caller has taken the final report, or left
 
         def run() -> None:
             try:
                 with _view_errors():
-                    updates.put((True, self._counted(search(
-                        view, iterations=plan.iterations, time_ms=plan.time_ms, seed=seed,
-                        threads=plan.threads, cancel=token, progress_interval_ms=interval_ms,
-                        on_progress=lambda interim: updates.put((False, interim)), wait_for_tables=False))))
+                    updates.put((True, self._counted(search(view, budget, wait_for_tables=False))))
             except BaseException as e:      # noqa: BLE001 - handed to the caller's thread
                 updates.put(e)
             finally:
@@ -194,8 +191,7 @@ class Service:
                 if isinstance(update, BaseException):
                     raise update
                 final, result = update
-                hint = self._hint(result, plan, seed) if final else \
-                    convert.hint_to_proto(result, seed, cut_short=False)
+                hint = convert.hint_to_proto(result, budget.seed)
                 yield epb.StreamHintResponse(hint=hint, final=final)
                 if final:
                     return
@@ -207,31 +203,30 @@ class Service:
     def choose_move(self, request: epb.ChooseMoveRequest, call: Call) -> epb.ChooseMoveResponse:
         problems = Problems()
         view = problems.check(self._view_to_move, request.view)
-        problems.check(self.limits.check_budget, request.budget)
         level = STRENGTHS.get(request.strength)
         if level is None:
             problems.add("strength", f"{_strength_name(request.strength)}: name one of "
                                      + ", ".join(epb.Strength.Name(s) for s in STRENGTHS))
+        msg = request.budget
+        if level is not None and (level.name != "full" or not (msg.time_ms or msg.iterations)):
+            # a level's own budget, reproducible by seed: its iterations to the end,
+            # or at full strength the default budget (Level.budget)
+            msg = epb.Budget(threads=msg.threads) if level.settles else \
+                epb.Budget(iterations=min(level.iterations or 0, self.config.max_iterations), exhaust=True)
+        budget = problems.check(self.limits.budget, msg, call, request.seed)
         problems.raise_any()
-        assert view is not None and level is not None, "raise_any() raised for a missing one"
+        assert view is not None and level is not None and budget is not None, "raise_any() raised for a missing one"
         strength = request.strength
         legal = view.legal_moves()
         if len(legal) == 1:                 # nothing to think about
             return epb.ChooseMoveResponse(move=convert.move_to_proto(legal[0]), strength=strength,
-                                          stats=epb.EngineStats(method=epb.SEARCH_METHOD_FORCED, seed=request.seed))
-        budget = request.budget
-        if strength != epb.STRENGTH_FULL or not (budget.time_ms or budget.iterations):
-            # a level's own budget; full strength without one: reproducible by seed
-            assert level.iterations is not None, "every level in STRENGTHS searches"
-            budget = epb.Budget(iterations=min(level.iterations, self.config.max_iterations),
-                                threads=budget.threads if strength == epb.STRENGTH_FULL else 0)
-        plan = self.limits.plan(budget, call)
-        with self.limits.searching(plan, call) as plan:
-            result = self._search(view, plan, request.seed, call)
+                                          stats=epb.EngineStats(method=epb.SEARCH_METHOD_FORCED, seed=request.seed,
+                                                                stopped_because=epb.STOP_REASON_FORCED))
+        with self.limits.searching(budget, call):
+            result = self._search(view, budget)
         move = level.choose(result, request.seed, view.greedy_move)      # the same as players.choose_move
         return epb.ChooseMoveResponse(move=convert.move_to_proto(move), strength=strength,
-                                      cut_short=plan.cut_short(result),
-                                      stats=convert.stats_to_proto(result, request.seed))
+                                      cut_short=result.cut_short, stats=convert.stats_to_proto(result, request.seed))
 
     @_door
     def get_engine_info(self, request: epb.GetEngineInfoRequest, call: Call) -> epb.GetEngineInfoResponse:
@@ -328,14 +323,19 @@ class Service:
             problems.items += mine
         return BadRequest(problems.one_per_field())
 
-    def _hint_view(self, request: epb.GetHintRequest | epb.StreamHintRequest) -> SeatView:
-        """A hint request's view, its budget checked: every violation raised at once."""
+    def _hint_view(self, request: epb.GetHintRequest | epb.StreamHintRequest, call: Call,
+                   updates: Mailbox[_Update] | None = None,
+                   interval_ms: int = DEFAULT_INTERVAL_MS) -> tuple[SeatView, SearchBudget]:
+        """A hint request's view and search budget (its interim rankings put in
+        `updates`): every violation raised at once, the budget checked once."""
         problems = Problems()
         view = problems.check(self._view_to_move, request.view)
-        problems.check(self.limits.check_budget, request.budget)
+        budget = problems.check(self.limits.budget, request.budget, call, request.seed,
+                                on_progress=None if updates is None else lambda r: updates.put((False, r)),
+                                progress_interval_ms=interval_ms)
         problems.raise_any()
-        assert view is not None, "raise_any() raised for a missing one"
-        return view
+        assert view is not None and budget is not None, "raise_any() raised for a missing one"
+        return view, budget
 
     @staticmethod
     def _view_to_move(msg: pb.SeatView) -> SeatView:
@@ -345,20 +345,14 @@ class Service:
             view.legal_moves()
         return view
 
-    def _search(self, view: SeatView, plan: Plan, seed: int, call: Call) -> SearchResult:
+    def _search(self, view: SeatView, budget: SearchBudget) -> SearchResult:
         with _view_errors():
             # a call keeps its budget: an option set's first search does not wait for its tables
-            return self._counted(search(view, iterations=plan.iterations, time_ms=plan.time_ms, seed=seed,
-                                        threads=plan.threads, cancel=self.limits.cancel_token(call),
-                                        wait_for_tables=False))
+            return self._counted(search(view, budget, wait_for_tables=False))
 
     def _counted(self, result: SearchResult) -> SearchResult:
         self.metrics.iterations.inc(result.iterations)
         return result
-
-    @staticmethod
-    def _hint(result: SearchResult, plan: Plan, seed: int) -> epb.Hint:
-        return convert.hint_to_proto(result, seed, cut_short=plan.cut_short(result))
 
 
 def _strength_name(number: int) -> str:

@@ -96,9 +96,11 @@ from .search import (
     Knowledge,
     MoveStats,
     RankedBy,
+    SearchBudget,
     SearchMethod,
     SearchParams,
     SearchResult,
+    Tuning,
     dealer_edge,
     equity_table,
     run_search,
@@ -442,7 +444,7 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
              values: bool) -> Decision:
     r = p.view.rules
     side = r.side_of(p.seat)
-    view = search(p.view, iterations=iterations, seed=_mix(seed, p.number, 1), cancel=cancel)
+    view = search(p.view, SearchBudget(iterations=iterations, seed=_mix(seed, p.number, 1), cancel=cancel))
     played, best = _stats(view, p.played), view.moves[0]
     legal = len(view.moves)
     loss, loss_se = 0.0 - played.diff_to_best, played.diff_to_best_stderr      # 0.0 -: no -0.0
@@ -464,7 +466,7 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
     if legal == 1:
         hind_best, hind_loss, unavoidable = played.move, 0.0, 0.0
     else:
-        hind = run_search(p.world, iterations=iterations, seed=_mix(seed, p.number, 2), cancel=cancel)
+        hind = run_search(p.world, SearchBudget(iterations=iterations, seed=_mix(seed, p.number, 2), cancel=cancel))
         hind_best = hind.best
         hind_loss = 0.0 - _stats(hind, p.played).diff_to_best
         unavoidable = 0.0 - _stats(hind, best.move).diff_to_best
@@ -472,9 +474,8 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
     if values:
         stock = p.world.base["stock"][p.world.base["stock_pos"]:]
         know = dataclasses.replace(p.world, fixed=False, unseen=tuple(stock))
-        value = run_search(know, iterations=iterations, seed=_mix(seed, p.number, 3), cancel=cancel,
-                           solve_forced=True, focus=p.played, focus_share=VALUE_FOCUS,
-                           **VALUE_KNOBS)
+        value = run_search(know, SearchBudget(iterations=iterations, seed=_mix(seed, p.number, 3), cancel=cancel),
+                           Tuning(solve_forced=True, focus=p.played, focus_share=VALUE_FOCUS, knobs=VALUE_KNOBS))
         before, after = value.moves[0].expected_points, _stats(value, p.played).expected_points
     d = Decision(
         number=p.number, event_index=p.event, hand=p.hand, round=p.round, seat=p.seat, side=side,

@@ -11,7 +11,9 @@ policy), ``flatmc`` (flat Monte Carlo: every move on random worlds), ``ismcts``
 upper bound of what guessing better could gain), ``peek`` (the search seeing
 every hand but not the order of the stock: what a perfect reading of the
 others' hands could gain; cheat's edge over it is knowing the deals to come). A budget follows a colon:
-``ismcts:100ms``, ``flatmc:20000it``; the default is 100 ms. The strength
+``ismcts:100ms``, ``flatmc:20000it``; the default is 100 ms; the search runs to its end unless a stopping
+knob (g=, se=, first=: search.StoppingRule) gives it a rule. ``default`` is the search at the default
+budget (search.DEFAULT_BUDGET, the stopping rule's), as a hint that names no budget gets it. The strength
 levels (solver/players.py LEVELS) play as ChooseMove plays them, at their own
 budget, one thread, seeded: ``level:casual`` or simply ``casual``
 (``level:random`` and ``level:greedy`` are ``random`` and ``greedy``).
@@ -20,6 +22,7 @@ budget, one thread, seeded: ``level:casual`` or simply ``casual``
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import random
@@ -28,7 +31,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from . import record
 from .errors import CirullaError, StateError
@@ -37,7 +40,19 @@ from .match import Match
 from .moves import Move
 from .players import LEVEL_NAMES, EnginePlayer
 from .rules import Rules
-from .search import Knowledge, Policy, SearchMethod, flat_monte_carlo, match_sensitive, run_search, search
+from .search import (
+    DEFAULT_BUDGET,
+    Knowledge,
+    Policy,
+    SearchBudget,
+    SearchMethod,
+    SearchParams,
+    StoppingRule,
+    Tuning,
+    match_sensitive,
+    run_search,
+    search,
+)
 
 ENGINES = ("random", "greedy", "flatmc", "ismcts", "cheat", "peek")
 MAX_HANDS = 200                 # a match still tied after this many hands counts as a draw
@@ -55,12 +70,16 @@ def _policy(text: str) -> Policy:
         raise ValueError(text) from None
 
 
-# a knob's short name: the parameter of run_search it sets, and how its text is read
+# a knob's short name: the field it sets (of Tuning, of its Searcher's knobs, or
+# of the budget's StoppingRule), and how its text is read
 TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "c": ("c_ucb", float), "eps": ("eps_milli", int), "follow": ("follow_min", int),
     "share": ("paired_share", float), "pick": ("pick", str), "own": ("follow_own", int),
     "inf": ("infer_t", float), "floor": ("root_floor", float), "pol": ("policy", _policy),
-    "ipol": ("infer_policy", _policy)}
+    "ipol": ("infer_policy", _policy),
+    "g": ("min_gain", float), "se": ("target_stderr", float), "first": ("first_look", int)}
+TUNING_FIELDS = {f.name for f in dataclasses.fields(Tuning)}
+STOPPING_FIELDS = {f.name for f in dataclasses.fields(StoppingRule)}
 
 
 @dataclass(frozen=True)
@@ -80,6 +99,10 @@ class EngineSpec:
         :raises CirullaError: for an unknown engine, level, budget or knob.
         """
         kind, _, rest = text.strip().lower().partition(":")
+        if kind == "default":
+            if rest:
+                raise CirullaError(f"engine {text!r}: the default plays at the default budget")
+            return cls("default")
         if kind == "level" or (kind in LEVEL_NAMES and kind not in ENGINES):
             name = rest if kind == "level" else kind
             if kind != "level" and rest:
@@ -90,7 +113,7 @@ class EngineSpec:
         budget, _, knobs = rest.partition(":")
         if kind not in ENGINES:
             raise CirullaError(f"engine {text!r}: the engines are {', '.join(ENGINES)}, "
-                               f"or a level: {', '.join(LEVEL_NAMES)}")
+                               f"default (the search at its default budget), or a level: {', '.join(LEVEL_NAMES)}")
         if kind in ("random", "greedy"):
             if rest:
                 raise CirullaError(f"engine {text!r}: {kind} takes no budget")
@@ -137,12 +160,13 @@ class EngineSpec:
 def make_player(spec: EngineSpec, seed: int) -> Callable[[Match], Move]:
     """A function from a match (at this engine's turn) to its move."""
     rnd = random.Random(seed)
-    time_ms, iterations = spec.time_ms, spec.iterations
-    # keyword arguments of run_search, each of its parameter's type (TUNING reads them so)
-    knobs: dict[str, Any] = dict(spec.params)
     if spec.kind == "level":
         assert spec.level is not None, "a level engine names its level"
         return EnginePlayer(spec.level, seed).choose          # as ChooseMove plays it
+    knobs: dict[str, Any] = dict(spec.params)
+    stopping = {k: knobs.pop(k) for k in list(knobs) if k in STOPPING_FIELDS}
+    tuning = {k: knobs.pop(k) for k in list(knobs) if k in TUNING_FIELDS}
+    rule = StoppingRule(**stopping) if stopping else None
 
     def play(match: Match) -> Move:
         moves = match.legal_moves
@@ -152,19 +176,19 @@ def make_player(spec: EngineSpec, seed: int) -> Callable[[Match], Move]:
             return match.greedy_move()
         s = rnd.getrandbits(63)
         seat = match.to_move
-        if spec.kind == "flatmc" and not knobs:
-            return flat_monte_carlo(match.view(seat), seed=s, time_ms=time_ms, iterations=iterations).best
-        if spec.kind == "ismcts" and not knobs:
-            return search(match.view(seat), seed=s, time_ms=time_ms, iterations=iterations).best
         view = match.view(seat)
+        if spec.kind == "default":
+            return search(view, DEFAULT_BUDGET.replace(seed=s)).best
+        budget = SearchBudget(time_ms=spec.time_ms, iterations=spec.iterations, seed=s, stopping=rule)
         if spec.kind == "cheat":
             know = Knowledge.true_world(match, seat)
         elif spec.kind == "peek":
             know = Knowledge.hands_seen(match, seat)
         else:
             know = Knowledge.of(view)
-        return run_search(know, method=SearchMethod.FLAT if spec.kind == "flatmc" else None, seed=s,
-                          sensitive=match_sensitive(view), time_ms=time_ms, iterations=iterations, **knobs).best
+        method = SearchMethod.FLAT if spec.kind == "flatmc" else None
+        return run_search(know, budget, Tuning(method=method, sensitive=match_sensitive(view),
+                                               knobs=cast(SearchParams, knobs), **tuning)).best
 
     return play
 

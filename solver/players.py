@@ -12,7 +12,7 @@ from .errors import CirullaError
 from .match import Match
 from .moves import Move
 from .rules import Rules
-from .search import SearchResult, search
+from .search import DEFAULT_BUDGET, SearchBudget, SearchResult, search
 from .view import SeatView
 
 
@@ -61,9 +61,18 @@ class Level:
     about: str = ""
     grab: float = 0.7
 
+    settles: bool = False           # the stopping rule of DEFAULT_BUDGET, capped at `iterations`
+
     @property
     def searches(self) -> bool:
         return self.iterations is not None
+
+    def budget(self, seed: int) -> SearchBudget:
+        """The search budget of this level's move: its iterations on one thread,
+        seeded (full strength: the default budget)."""
+        if self.settles:
+            return DEFAULT_BUDGET.replace(seed=seed)
+        return SearchBudget(iterations=self.iterations, seed=seed)
 
     def choose(self, result: SearchResult, seed: int, greedy: Callable[[], Move]) -> Move:
         """The move ChooseMove answers at this level from the search's ranking:
@@ -95,7 +104,7 @@ LEVELS: tuple[Level, ...] = (
     Level("casual", 1_500, 0.6, 0.15, "a little look ahead, some slips"),
     Level("intermediate", 4_000, 0.47, 0.09, "a fair search, few slips"),
     Level("advanced", 10_000, 0.25, 0.05, "a deeper search, fewer misjudgements"),
-    Level("full", 100_000, 0.0, 0.0, "the search's best move, no slips"),
+    Level("full", DEFAULT_BUDGET.iterations, 0.0, 0.0, "the search's best move, no slips", settles=True),
 )
 LEVEL_NAMES = tuple(level.name for level in LEVELS)
 
@@ -162,7 +171,7 @@ def choose_move(view: SeatView, level_name: str | Level, seed: int) -> Move:
         return legal[0]
     if not lv.searches:
         raise CirullaError(f"level {lv.name!r} does not search")
-    result = search(view, iterations=lv.iterations, seed=seed)
+    result = search(view, lv.budget(seed))
     return lv.choose(result, seed, view.greedy_move)
 
 

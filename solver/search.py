@@ -53,7 +53,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, Unpack
 
 from . import _search
 from ._core import Policy as Policy  # run_search's policy and infer_policy, for its callers
@@ -70,10 +70,10 @@ if TYPE_CHECKING:
     from ._core import CoreFields, CoreMove
     from ._search import SearcherStats
 
-__all__ = ["CancelToken", "Knowledge", "MoveStats", "RankedBy", "SearchMethod", "SearchResult", "search",
+__all__ = ["CancelToken", "DEFAULT_BUDGET", "Knowledge", "MoveStats", "RankedBy", "SearchBudget", "SearchMethod",
+           "SearchResult", "StopReason", "StoppingRule", "Tuning", "search",
            "flat_monte_carlo", "run_search", "match_sensitive", "equity_table", "win_chance", "dealer_edge"]
 
-DEFAULT_TIME_MS = 100.0
 PAIRED_SHARE = 0.25         # of the budget, for the paired phase
 MIN_WORLDS = 8              # the paired phase always sees at least this many worlds
 FORCED_WORLDS = 64
@@ -128,12 +128,18 @@ class SearchResult:
     best: Move
     iterations: int                # playouts (and exactly solved positions) behind the result
     elapsed_ms: float
-    cut_short: bool                # stopped by cancel/deadline before the requested budget
+    stopped_because: StopReason | None   # None in an interim ranking (the search goes on)
+    cpu_ms: float                  # the CPU time of the search's threads
     method: SearchMethod
     threads: int
     ranked_by: RankedBy = RankedBy.EXPECTED_POINTS   # WIN_CHANCE near the target / a cappotto in reach;
                                    # then diff_to_best (still in points) may be > 0
     info: SearchInfo = field(default_factory=SearchInfo, compare=False)
+
+    @property
+    def cut_short(self) -> bool:
+        """Stopped before its budget: cancelled, or its deadline came first."""
+        return self.stopped_because in (StopReason.DEADLINE, StopReason.CANCELLED)
 
 
 class CancelToken:
@@ -162,6 +168,167 @@ class SearchParams(TypedDict, total=False):
     infer_t: float                  # the inference's temperature (0: worlds drawn uniformly)
     policy: Policy                  # the rollout policy (_core.choose_move)
     infer_policy: Policy            # the inference's model of the others' plays: GREEDY or LEARNED
+
+
+# --- what a search is asked -----------------------------------------------------
+
+class StopReason(StrEnum):
+    """Why a search stopped (cirulla.v1.StopReason)."""
+    SETTLED = "settled"         # the stopping rule: the best move settled, the figures as precise as asked
+    EXACT = "exact"             # every world solved exactly
+    FORCED = "forced"           # one legal move
+    BUDGET = "budget"           # the budget's cap: its iterations or its time
+    DEADLINE = "deadline"       # the budget's deadline (a call's, a server's cap) came first
+    CANCELLED = "cancelled"     # the cancel token
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoppingRule:
+    """When a search may stop before its cap: once more work is not worth its
+    cost, and its figures are as precise as asked.
+
+    After `first_look` iterations, and each time the iterations done double,
+    the paired figures are read. For each move j other than the best, its
+    difference to the best is a normal belief (the paired mean, the paired
+    standard error s); doubling the work would sharpen it by
+    s_next = s * sqrt(R / (N + R)) (N iterations done, R the next stage's,
+    fewer near the cap), and could change the recommendation by as much as the
+    knowledge gradient s_next * f(-lead / s_next), f(z) = z Phi(z) + phi(z)
+    (Frazier, Powell and Dayanik, 2008): large when the runner-up is close
+    against s (the best move is not settled, "best move stability"), nil when
+    the lead is many standard errors or no stage is left (the runner-up cannot
+    catch up). The search stops when the sum over the moves is below
+    `min_gain` points per 10,000 iterations of the next stage (strength per
+    CPU: two moves near equal are not worth a long search to tell apart), and
+    every move's difference to the best is known within `target_stderr`
+    points. Forced moves and exact solves stop when they are done, whatever
+    the rule.
+    """
+    min_gain: float = 0.005
+    target_stderr: float = 0.5
+    first_look: int = 2_000
+
+    def __post_init__(self) -> None:
+        for name in ("min_gain", "target_stderr"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise StateError(f"stopping rule: {name} must be a finite number >= 0, got {value!r}")
+        if type(self.first_look) is not int or self.first_look < 1:
+            raise StateError(f"stopping rule: first_look must be a positive integer, got {self.first_look!r}")
+
+    def settled(self, result: SearchResult, done: int, left: int) -> bool:
+        """Whether `result`'s paired figures settle it, `done` iterations in and
+        `left` to the cap."""
+        if not result.info.get("worlds"):
+            return False
+        if any(m.diff_to_best_stderr > self.target_stderr for m in result.moves[1:]):
+            return False
+        step = min(done, left)
+        if step <= 0:
+            return True
+        shrink = math.sqrt(step / (done + step))
+        gain = sum(_knowledge_gradient(-m.diff_to_best, m.diff_to_best_stderr * shrink) for m in result.moves[1:])
+        return gain < self.min_gain * step / 10_000
+
+
+def _knowledge_gradient(lead: float, spread: float) -> float:
+    """The expected gain of a sharper look at a move `lead` points behind the
+    best, whose difference may move by a normal `spread` (points)."""
+    if spread <= 0:
+        return 0.0
+    z = -abs(lead) / spread
+    return spread * (z * 0.5 * math.erfc(-z / math.sqrt(2)) + math.exp(-z * z / 2) / math.sqrt(2 * math.pi))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchBudget:
+    """What a caller asks of one search: how much (caps on iterations and on
+    time, from the search's start), by when (a monotonic `deadline`, in
+    seconds, e.g. a call's), on how many threads, reproducible by which seed,
+    when it may stop early (`stopping`; None: it runs to its cap), a token to
+    cancel it and a callback for its interim rankings. Validated when made;
+    the search decides the rest (its phases, their shares, cut short or not).
+
+    With neither cap, the time cap is DEFAULT_TIME_CAP_MS. The same seed, one
+    thread and an iteration cap (no time cap, no deadline reached) give the
+    same answer every time.
+    """
+    iterations: int | None = None
+    time_ms: float | None = None
+    threads: int = 1
+    seed: int = 0
+    stopping: StoppingRule | None = None
+    deadline: float | None = None
+    cancel: CancelToken | None = field(default=None, compare=False)
+    on_progress: Callable[[SearchResult], None] | None = field(default=None, compare=False)
+    progress_interval_ms: float = 250.0
+
+    def __post_init__(self) -> None:
+        if self.iterations is not None and (type(self.iterations) is not int or self.iterations < 1):
+            raise StateError(f"search budget: iterations must be a positive integer, got {self.iterations!r}")
+        if self.time_ms is not None and not (isinstance(self.time_ms, (int, float)) and self.time_ms > 0):
+            raise StateError(f"search budget: time_ms must be positive, got {self.time_ms!r}")
+        if type(self.threads) is not int or self.threads < 1:
+            raise StateError(f"search budget: threads must be a positive integer, got {self.threads!r}")
+        if type(self.seed) is not int:
+            raise StateError(f"search budget: seed must be an integer, got {self.seed!r}")
+        if not self.progress_interval_ms > 0:
+            raise StateError(f"search budget: progress_interval_ms must be positive, got "
+                             f"{self.progress_interval_ms!r}")
+
+    def replace(self, **changes: Any) -> SearchBudget:
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def of(cls, *, iterations: int | None = None, time_ms: float | None = None,
+           default_time_ms: float = 0.0, exhaust: bool = False, target_stderr: float | None = None,
+           **rest: Any) -> SearchBudget:
+        """The budget a caller names by its caps (a request's, a command's
+        flags): with neither, the default budget's (its time cap
+        `default_time_ms` if given); the default stopping rule (with its
+        `target_stderr` if given) unless it asks to `exhaust` the caps;
+        `rest` as SearchBudget's (threads, seed, deadline, ...)."""
+        stopping = None if exhaust else DEFAULT_STOPPING
+        if stopping is not None and target_stderr:
+            stopping = dataclasses.replace(stopping, target_stderr=target_stderr)
+        if not (iterations or time_ms):
+            iterations, time_ms = DEFAULT_ITERATIONS, default_time_ms or DEFAULT_TIME_CAP_MS
+        return cls(iterations=iterations or None, time_ms=time_ms or None, stopping=stopping, **rest)
+
+
+# The one default budget: the hint of a request that names none, ChooseMove at
+# full strength, `cirulla hint` and `play` (README "Strength"; bench/bench_cost.py)
+DEFAULT_ITERATIONS = 30_000
+DEFAULT_TIME_CAP_MS = 1_000.0
+DEFAULT_STOPPING = StoppingRule()
+DEFAULT_BUDGET = SearchBudget(iterations=DEFAULT_ITERATIONS, time_ms=DEFAULT_TIME_CAP_MS, stopping=DEFAULT_STOPPING)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tuning:
+    """How a search runs, apart from its budget: for the arena, the analysis
+    and the tuning scripts; the defaults are the engine's.
+
+    `method` None picks it by the position (module docstring); FLAT is the
+    baseline. `sensitive`: rank by the chance of winning the match where the
+    equity table rates it (see match_sensitive); `use_tables` False: never
+    build or read the tables. `knobs` go to the Searcher (SearchParams);
+    `pick` = "visits" recommends the tree's most visited move instead of the
+    paired phase's best. `solve_forced`: value a position with one legal move
+    as any other (exactly where the last rounds are solved, else by the tree),
+    not by a few playouts: the analysis values every position, and a forced
+    move's must agree with its neighbours'. `focus`: a root move whose figures
+    matter (the analysis's played move) gets focus_share of the tree at least.
+    """
+    method: SearchMethod | None = None
+    sensitive: bool = False
+    use_tables: bool = True
+    paired_share: float = PAIRED_SHARE
+    pick: str = "paired"
+    solve_forced: bool = False
+    focus: Move | None = None
+    focus_share: float = 0.5
+    knobs: SearchParams = field(default_factory=lambda: SearchParams())
 
 
 # another seat's card play this round: (seat, the table before it, card, the cards each seat played after it)
@@ -393,33 +560,26 @@ def _check(view: SeatView) -> None:
         raise StateError(f"search: seat {view.seat} holds no cards: the hand is not in play")
 
 
-def search(view: SeatView, *, iterations: int | None = None, time_ms: float | None = None,
-           seed: int = 0, threads: int = 1, cancel: CancelToken | None = None,
-           on_progress: Callable[[SearchResult], None] | None = None,
-           progress_interval_ms: float = 250.0, wait_for_tables: bool = True) -> SearchResult:
+def search(view: SeatView, budget: SearchBudget = DEFAULT_BUDGET, *, wait_for_tables: bool = True) -> SearchResult:
     """Every legal move of the seat to move, ranked, from what that seat sees.
 
-    With neither budget, 100 ms. Same seed, one thread and an iteration budget
-    give the same answer. The first search of an option set builds its tables
-    (tables_ready); with wait_for_tables False it does not wait for them.
+    The budget defaults to DEFAULT_BUDGET (the stopping rule, capped). The
+    first search of an option set builds its tables (tables_ready); with
+    wait_for_tables False it does not wait for them.
 
     :raises StateError: if the view cannot be, or it is not the seat's turn in a hand in play.
     """
     _check(view)
     tables = wait_for_tables or tables_ready(view.rules)
-    return run_search(Knowledge.of(view), iterations=iterations, time_ms=time_ms, seed=seed,
-                      threads=threads, cancel=cancel, on_progress=on_progress,
-                      progress_interval_ms=progress_interval_ms, use_tables=tables,
-                      sensitive=tables and match_sensitive(view))
+    return run_search(Knowledge.of(view), budget,
+                      Tuning(use_tables=tables, sensitive=tables and match_sensitive(view)))
 
 
-def flat_monte_carlo(view: SeatView, *, iterations: int | None = None, time_ms: float | None = None,
-                     seed: int = 0, threads: int = 1, cancel: CancelToken | None = None) -> SearchResult:
+def flat_monte_carlo(view: SeatView, budget: SearchBudget = DEFAULT_BUDGET) -> SearchResult:
     """The baseline: every legal move played out with the rollout policy on the
     same random worlds for the whole budget (no tree, no exact endgames)."""
     _check(view)
-    return run_search(Knowledge.of(view), method=SearchMethod.FLAT, iterations=iterations, time_ms=time_ms,
-                      seed=seed, threads=threads, cancel=cancel, sensitive=match_sensitive(view))
+    return run_search(Knowledge.of(view), budget, Tuning(method=SearchMethod.FLAT, sensitive=match_sensitive(view)))
 
 
 def _thread_seed(seed: int, t: int) -> int:
@@ -427,124 +587,176 @@ def _thread_seed(seed: int, t: int) -> int:
     return x ^ (x >> 29)
 
 
-def run_search(know: Knowledge, *, method: SearchMethod | None = None, iterations: int | None = None,
-               time_ms: float | None = None, seed: int = 0, threads: int = 1, cancel: CancelToken | None = None,
-               sensitive: bool = False, on_progress: Callable[[SearchResult], None] | None = None,
-               progress_interval_ms: float = 250.0, paired_share: float = PAIRED_SHARE,
-               pick: str = "paired", use_tables: bool = True, solve_forced: bool = False,
-               focus: Move | None = None, focus_share: float = 0.5,
-               **params: Unpack[SearchParams]) -> SearchResult:
-    """The search behind search() and flat_monte_carlo(), on what `know` says.
+def _pick_method(know: Knowledge, n_moves: int, tuning: Tuning) -> SearchMethod:
+    if tuning.method is not None:
+        return tuning.method
+    rules, stock = know.rules, 40 - know.base["stock_pos"]
+    if n_moves == 1 and not tuning.solve_forced:
+        return SearchMethod.FORCED
+    if rules.players == 2 and (stock == 0 or (stock == 6 and rules.capture is Capture.MANDATORY)):
+        return SearchMethod.EXACT     # the last round, or the last two: see the module docstring
+    return SearchMethod.ISMCTS
 
-    `method` None picks it by the position (module docstring); FLAT is the
-    baseline. `sensitive`: rank by the chance of winning the match where the
-    equity table rates it (see match_sensitive). `params` go to the Searcher
-    (c_ucb, eps_milli, follow_min, infer_t); `pick` = "visits" recommends the
-    tree's most visited move instead of the paired phase's best (for tuning).
-    `solve_forced`: value a position with one legal move as any other (exactly
-    where the last rounds are solved, else by the tree), not by a few
-    playouts: the analysis values every position, and a forced move's must
-    agree with its neighbours'. `focus`: a root move whose figures matter
-    (the analysis's played move) gets focus_share of the tree at least.
+
+def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: Tuning = Tuning()) -> SearchResult:
+    """The search behind search() and flat_monte_carlo(), on what `know` says,
+    within `budget` (validated when it was made), run as `tuning` says.
+
+    The budget's caps split between the tree and the paired phase
+    (tuning.paired_share of it to the paired phase) and between its threads;
+    with a stopping rule, in stages that double from the rule's first look,
+    each a tree's growth then the paired worlds that catch up with it, until the
+    rule says settled or a cap is reached. The result says why it stopped
+    (StopReason) and what it spent.
     """
-    if iterations is not None and (not isinstance(iterations, int) or iterations < 1):
-        raise StateError(f"search: iterations must be a positive integer, got {iterations!r}")
-    if time_ms is not None and not time_ms > 0:
-        raise StateError(f"search: time_ms must be positive, got {time_ms!r}")
-    if not isinstance(threads, int) or threads < 1:
-        raise StateError(f"search: threads must be a positive integer, got {threads!r}")
-    timed = time_ms is not None             # a time budget bounds the exact solver too
-    if iterations is None and time_ms is None:
-        time_ms = DEFAULT_TIME_MS
     rules = know.rules
-    equity = equity_table(rules) if use_tables else None   # built once per rules (~0.3 s)
-    start = time.monotonic()
-    stop = cancel._flag if cancel is not None else _search.StopFlag()
-    match_mode = bool(sensitive and equity is not None)
+    equity = equity_table(rules) if tuning.use_tables else None   # built once per rules (~0.3 s)
+    start, cpu_start = time.monotonic(), time.thread_time()
+    stop = budget.cancel._flag if budget.cancel is not None else _search.StopFlag()
+    match_mode = bool(tuning.sensitive and equity is not None)
+    threads, seed = budget.threads, budget.seed
     # the baseline samples worlds uniformly; the search weighs them by the plays seen
-    params.setdefault("infer_t", 0.0 if method is SearchMethod.FLAT else INFER_T)
-    searchers = [know.searcher(_thread_seed(seed, t), stop, equity=equity, match_mode=match_mode,
-                               **params) for t in range(threads)]
+    knobs = SearchParams(infer_t=0.0 if tuning.method is SearchMethod.FLAT else INFER_T)
+    knobs.update(tuning.knobs)
+    searchers = [know.searcher(_thread_seed(seed, t), stop, equity=equity, match_mode=match_mode, **knobs)
+                 for t in range(threads)]
     n_moves = len(searchers[0].root_moves)
-    if focus is not None:
-        at = [Move.from_core(m, rules.matta_card) for m in searchers[0].root_moves].index(focus)
-        for s in searchers:
-            s.focus_on(at, focus_share)
     if n_moves == 0:
         raise StateError("search: no legal move (the hand is not in play)")
-    stock = 40 - know.base["stock_pos"]
-    if method is None:
-        if n_moves == 1 and not solve_forced:
-            method = SearchMethod.FORCED
-        elif rules.players == 2 and (stock == 0 or (stock == 6 and rules.capture is Capture.MANDATORY)):
-            method = SearchMethod.EXACT     # the last round, or the last two: see the module docstring
-        else:
-            method = SearchMethod.ISMCTS
-    deadline = start + time_ms / 1000.0 if time_ms is not None else 0.0
+    if tuning.focus is not None:
+        at = [Move.from_core(m, rules.matta_card) for m in searchers[0].root_moves].index(tuning.focus)
+        for s in searchers:
+            s.focus_on(at, tuning.focus_share)
+    method = _pick_method(know, n_moves, tuning)
+    time_ms = budget.time_ms
+    if budget.iterations is None and time_ms is None:
+        time_ms = DEFAULT_TIME_CAP_MS
+    cap_end = start + time_ms / 1000.0 if time_ms is not None else math.inf
+    end = min(cap_end, budget.deadline if budget.deadline is not None else math.inf)
+    end_arg = end if end != math.inf else 0.0       # the kernels' "no time limit"
+    iterations = budget.iterations
+    share = 1.0 if method is SearchMethod.FLAT else tuning.paired_share
     cut = [False] * threads
+    cpu = [0.0] * threads           # the CPU time of the threads other than this one
 
-    def work(t: int, s: _search.Searcher) -> None:
-        if method is SearchMethod.EXACT:
-            # tens of ms (bench_search.py); a time budget or a cancel cuts it short,
-            # and the holdings solved by then are a fair sample of them all
-            cut[t] = s.exact(t, threads, deadline if timed else 0.0) < 0
-            if cut[t] and not s.stats()["worlds"]:
-                s.paired(MIN_WORLDS, 0.0, MIN_WORLDS)      # no world solved in time: a few played out
+    def tree_to(s: _search.Searcher, target: int) -> None:
+        """Grow this thread's tree to `target` iterations (of the whole budget)."""
+        if iterations:
+            want = int(max(target * (1 - share) / threads, 1))
+        else:
+            want = 2**62
+        t_tree = start + (1 - share) * (end - start) if end_arg else 0.0
+        done = s.stats()["iterations"]
+        if done < want:
+            s.ismcts(want - done, t_tree)
+
+    def paired_to(s: _search.Searcher, target: int) -> int:
+        """Run this thread's paired worlds up to their share of `target`; the
+        worlds it still lacked when the time or the stop came."""
+        want = max(int(target * share / n_moves / threads), MIN_WORLDS) if iterations else 2**62
+        done = s.stats()["worlds"]
+        if done >= want:
+            return 0
+        return want - done - s.paired(want - done, end_arg, max(MIN_WORLDS - done, 0))
+
+    def work(t: int, s: _search.Searcher, target: int, pooled: bool) -> None:
+        t0 = time.thread_time()
+        try:
+            if method is SearchMethod.EXACT:
+                # tens of ms (bench_search.py); a time limit or a cancel cuts it short,
+                # and the holdings solved by then are a fair sample of them all
+                cut[t] = s.exact(t, threads, end_arg) < 0
+                if cut[t] and not s.stats()["worlds"]:
+                    s.paired(MIN_WORLDS, 0.0, MIN_WORLDS)      # no world solved in time: a few played out
+                return
+            if method is SearchMethod.FORCED:
+                s.paired(FORCED_WORLDS // threads + 1, 0.0, FORCED_WORLDS // threads + 1)
+                return
+            if method is SearchMethod.ISMCTS:
+                tree_to(s, target)
+                if stop.is_set and s.stats()["iterations"] >= MIN_WORLDS * n_moves and not s.stats()["worlds"]:
+                    cut[t] = True
+                    return      # stopped: the tree's figures stand (a paired phase of a few worlds would be noise)
+            cut[t] = paired_to(s, target) > 0
+        finally:
+            if pooled:
+                cpu[t] += time.thread_time() - t0
+
+    def run_stage(target: int) -> None:
+        if threads == 1 and budget.on_progress is None:
+            work(0, searchers[0], target, False)
             return
-        if method is SearchMethod.FORCED:
-            s.paired(FORCED_WORLDS // threads + 1, 0.0, FORCED_WORLDS // threads + 1)
-            return
-        share = 1.0 if method is SearchMethod.FLAT else paired_share
-        if method is SearchMethod.ISMCTS:
-            it = (iterations * (1 - share) / threads) if iterations else 2**62
-            t_tree = start + (1 - share) * (deadline - start) if deadline else 0.0
-            done = s.ismcts(int(max(it, 1)), t_tree)
-            cut[t] = bool(iterations and done < it and (stop.is_set or deadline))
-            if stop.is_set and done >= MIN_WORLDS * n_moves:
-                return      # stopped: the tree's figures stand (a paired phase of a few worlds would be noise)
-        worlds = int(iterations * share / n_moves / threads) if iterations else 2**62
-        worlds = max(worlds, MIN_WORLDS)
-        done = s.paired(worlds, deadline, MIN_WORLDS)
-        cut[t] = cut[t] or bool(iterations and done < worlds)
-
-    def snapshot(final: bool, tiebreak: list[float] | None = None) -> SearchResult:
-        elapsed = (time.monotonic() - start) * 1000.0
-        return _result([s.stats() for s in searchers], searchers[0].root_moves, rules, method,
-                        elapsed, (any(cut) or stop.is_set) if final else False, threads,
-                        equity is not None, match_mode, pick if method is SearchMethod.ISMCTS else "paired",
-                        tiebreak)
-
-    if threads == 1 and on_progress is None:
-        work(0, searchers[0])
-    else:
-        pool = [threading.Thread(target=work, args=(t, s), daemon=True) for t, s in enumerate(searchers)]
+        pool = [threading.Thread(target=work, args=(t, s, target, True), daemon=True) for t, s in enumerate(searchers)]
         for th in pool:
             th.start()
-        interval = max(progress_interval_ms, 1.0) / 1000.0
-        next_report = time.monotonic() + interval
+        on_progress = budget.on_progress
+        interval = max(budget.progress_interval_ms, 1.0) / 1000.0
         while any(th.is_alive() for th in pool):
             for th in pool:
-                th.join(timeout=max(0.0, next_report - time.monotonic()) if on_progress else None)
-                if on_progress and time.monotonic() >= next_report:
+                th.join(timeout=max(0.0, progress.next - time.monotonic()) if on_progress else None)
+                if on_progress and time.monotonic() >= progress.next:
                     break
-            if on_progress and time.monotonic() >= next_report and any(th.is_alive() for th in pool):
-                on_progress(snapshot(False))
-                next_report = time.monotonic() + interval
+            if on_progress and time.monotonic() >= progress.next and any(th.is_alive() for th in pool):
+                on_progress(snapshot(None))
+                progress.next = time.monotonic() + interval
+
+    progress = _NextReport(time.monotonic() + max(budget.progress_interval_ms, 1.0) / 1000.0)
+
+    def snapshot(reason: StopReason | None, tiebreak: list[float] | None = None) -> SearchResult:
+        elapsed = (time.monotonic() - start) * 1000.0
+        # the CPU clock only in the final ranking: reading it costs more than the monotonic clock
+        cpu_ms = (time.thread_time() - cpu_start + sum(cpu)) * 1000.0 if reason is not None else 0.0
+        return _result([s.stats() for s in searchers], searchers[0].root_moves, rules, method,
+                       elapsed, reason, cpu_ms, threads, equity is not None, match_mode,
+                       tuning.pick if method is SearchMethod.ISMCTS else "paired", tiebreak)
+
+    def why_cut() -> StopReason:
+        if stop.is_set:
+            return StopReason.CANCELLED
+        if time.monotonic() >= end and end < cap_end:
+            return StopReason.DEADLINE
+        return StopReason.BUDGET
+
+    rule = budget.stopping if method in (SearchMethod.ISMCTS, SearchMethod.FLAT) else None
+    cap = iterations or 2**62
+    target = min(rule.first_look, cap) if rule is not None else cap
+    while True:
+        run_stage(target)
+        if stop.is_set or any(cut):
+            reason = why_cut()
+            break
+        if method in (SearchMethod.EXACT, SearchMethod.FORCED):
+            reason = StopReason(method.value)
+            break
+        if target >= cap or time.monotonic() >= end:
+            reason = why_cut()
+            break
+        assert rule is not None, "without a rule the one stage is the whole cap"
+        left = min(cap - target, (end - time.monotonic()) / (time.monotonic() - start) * target) \
+            if end != math.inf else cap - target
+        if rule.settled(snapshot(None), target, int(left)):
+            reason = StopReason.SETTLED
+            break
+        target = min(2 * target, cap)
     if method is SearchMethod.EXACT and not stop.is_set and not sum(s.stats()["worlds"] for s in searchers):
         if not any(know.nobuona):
             raise StateError("search: no world fits the view (its counts of hidden cards and stock "
                              "cannot be dealt)")
         # no world passes the R-DECL-CHOICE inference: the view contradicts it
         # (a hand-made one); solve every world instead, once
-        return run_search(dataclasses.replace(know, nobuona=(0,) * len(know.nobuona)), method=method,
-                          iterations=iterations, time_ms=time_ms, seed=seed, threads=threads,
-                          cancel=cancel, sensitive=sensitive, **params)
-    solved = snapshot(True)
-    if method is SearchMethod.EXACT and not stop.is_set:
-        tiebreak = _exact_tiebreak(know, solved, seed, stop, equity, match_mode, deadline, params)
+        return run_search(dataclasses.replace(know, nobuona=(0,) * len(know.nobuona)), budget, tuning)
+    solved = snapshot(reason)
+    if method is SearchMethod.EXACT and reason is StopReason.EXACT:
+        tiebreak = _exact_tiebreak(know, solved, seed, stop, equity, match_mode, end_arg, knobs)
         if tiebreak is not None:
-            return snapshot(True, tiebreak)
+            return snapshot(reason, tiebreak)
     return solved
+
+
+@dataclass
+class _NextReport:
+    """When a search's next interim ranking is due (monotonic seconds)."""
+    next: float
 
 
 def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _search.StopFlag,
@@ -573,7 +785,8 @@ def _equal_to_best(key: list[float], mean: list[float], best: int) -> list[int]:
 
 
 def _result(stats: list[SearcherStats], root: list[CoreMove], rules: Rules, method: SearchMethod,
-            elapsed_ms: float, cut_short: bool, threads: int, has_equity: bool, match_mode: bool,
+            elapsed_ms: float, reason: StopReason | None, cpu_ms: float, threads: int, has_equity: bool,
+            match_mode: bool,
             pick: str = "paired", tiebreak: list[float] | None = None) -> SearchResult:
     """`tiebreak`: a figure by root move that orders moves whose figures are
     equal (to TIE_EPS; the exact solver's, _exact_tiebreak)."""
@@ -605,7 +818,7 @@ def _result(stats: list[SearcherStats], root: list[CoreMove], rules: Rules, meth
         def cov(i: int, j: int) -> float:
             """The worlds' (weighted) covariance of moves i and j; none when every
             world was solved (the exact average is the value, not an estimate)."""
-            if worlds < 2 or (exact and not cut_short):
+            if worlds < 2 or (exact and reason is StopReason.EXACT):
                 return 0.0
             return (cross[i][j] / weight - mean[i] * mean[j]) * worlds / (worlds - 1)
 
@@ -646,5 +859,5 @@ def _result(stats: list[SearcherStats], root: list[CoreMove], rules: Rules, meth
                         "tree_iterations": sum(s["iterations"] for s in stats),
                         "rejected": sum(s["rejected"] for s in stats)}
     return SearchResult(moves=tuple(out[i] for i in order), best=moves[best], iterations=playouts,
-                        elapsed_ms=elapsed_ms, cut_short=cut_short, method=method, threads=threads,
+                        elapsed_ms=elapsed_ms, stopped_because=reason, cpu_ms=cpu_ms, method=method, threads=threads,
                         ranked_by=RankedBy.WIN_CHANCE if match_mode else RankedBy.EXPECTED_POINTS, info=info)

@@ -253,7 +253,7 @@ def test_options_phases_and_methods_are_enums():
     """Strings are accepted where a person types them; what comes back is the enum."""
     from cirulla.solver.match import Phase
     from cirulla.solver.rules import AceOnAce, Capture, Declarations, Matta
-    from cirulla.solver.search import SearchMethod, search
+    from cirulla.solver.search import SearchBudget, SearchMethod, search
     r = Rules(capture="optional", ace_on_ace="sweep", matta="QH")
     assert (r.capture, r.ace_on_ace, r.matta) == (Capture.OPTIONAL, AceOnAce.SWEEP, Matta.QUEEN_OF_HEARTS)
     assert Rules.preset("online").declarations is Declarations.MANDATORY
@@ -263,4 +263,4 @@ def test_options_phases_and_methods_are_enums():
     assert e.value.field == "ace_on_ace" and "only_ace, ace_or_fifteen, sweep" in str(e.value)
     m = Match(Rules(), seed=3)
     assert m.phase is Phase.PLAY and Match(Rules(), seed=3, manual_deal=True).phase is Phase.DEAL
-    assert search(m.view(m.to_move), iterations=200).method is SearchMethod.ISMCTS
+    assert search(m.view(m.to_move), SearchBudget(iterations=200)).method is SearchMethod.ISMCTS

@@ -15,7 +15,7 @@ import pytest
 
 from cirulla.solver import Match, Rules, _exact
 from cirulla.solver.events import CATEGORIES
-from cirulla.solver.search import INFER_T, Knowledge, _search, equity_table, search
+from cirulla.solver.search import INFER_T, Knowledge, SearchBudget, _search, equity_table, search
 
 
 def endgame(rules: Rules, seed: int, stock: int, cards: int) -> Match:
@@ -147,7 +147,7 @@ ENDGAMES = [("classic", 0, 6, 3), ("classic", 7, 6, 3), ("online", 3, 6, 3), ("e
 @pytest.mark.parametrize(("preset", "seed", "stock", "cards"), ENDGAMES)
 def test_root_figures_are_those_of_the_solver_before(preset, seed, stock, cards):
     match = endgame(Rules.preset(preset), seed, stock, cards)
-    res = search(match.view(match.to_move), seed=1)
+    res = search(match.view(match.to_move), SearchBudget(seed=1))
     assert res.method == "exact" and not res.cut_short
     got = {str(m.move): (m.expected_points, m.scopa_risk, tuple(m.categories[c] for c in CATEGORIES))
            for m in res.moves}

@@ -12,7 +12,7 @@ import pytest
 
 from cirulla.solver import Card, Move, Rules, _core
 from cirulla.solver.arena import EngineSpec
-from cirulla.solver.search import Knowledge, Policy, run_search
+from cirulla.solver.search import Knowledge, Policy, SearchBudget, Tuning, run_search
 from rules_support import position
 
 POLICY = Path(__file__).resolve().parents[1] / "bench" / "policy"
@@ -117,17 +117,18 @@ def test_playouts_with_the_learned_policy():
 def test_the_search_with_the_learned_rollout_is_seeded():
     m = position(Rules(), ["5S QC 6H", "AH 2H 4H"], "2C 3H")
     know = Knowledge.of(m.view(0))
-    a = run_search(know, iterations=2000, seed=4, policy=Policy.LEARNED)
-    b = run_search(know, iterations=2000, seed=4, policy=Policy.LEARNED)
+    a = run_search(know, SearchBudget(iterations=2000, seed=4), Tuning(knobs={"policy": Policy.LEARNED}))
+    b = run_search(know, SearchBudget(iterations=2000, seed=4), Tuning(knobs={"policy": Policy.LEARNED}))
     assert a.best == b.best and [x.expected_points for x in a.moves] == [x.expected_points for x in b.moves]
     assert str(a.best) == "5S x 2C 3H"
     # the rollouts are the learned policy's: the same seed, other playouts
-    g = run_search(know, iterations=2000, seed=4)
+    g = run_search(know, SearchBudget(iterations=2000, seed=4))
     assert [x.expected_points for x in g.moves] != [x.expected_points for x in a.moves]
     assert [x.expected_points for x in g.moves] == [
-        x.expected_points for x in run_search(know, iterations=2000, seed=4, policy=Policy.GREEDY).moves]
+        x.expected_points for x in run_search(know, SearchBudget(iterations=2000, seed=4),
+                                              Tuning(knobs={"policy": Policy.GREEDY})).moves]
     with pytest.raises(ValueError, match="policy must be a Policy"):
-        run_search(know, iterations=100, seed=4, policy=3)
+        run_search(know, SearchBudget(iterations=100, seed=4), Tuning(knobs={"policy": 3}))
 
 
 def test_the_arena_knobs_name_every_policy():
@@ -180,8 +181,10 @@ def test_card_features_agree_with_python():
 def test_the_inference_can_weigh_plays_by_the_learned_score():
     m = position(Rules(), ["5S QC 6H", "AH 2H 4H"], "2C 3H")
     know = Knowledge.of(m.view(0))
-    a = run_search(know, iterations=1000, seed=4, infer_policy=Policy.LEARNED, policy=Policy.LEARNED)
-    b = run_search(know, iterations=1000, seed=4, infer_policy=Policy.LEARNED, policy=Policy.LEARNED)
+    a = run_search(know, SearchBudget(iterations=1000, seed=4),
+                   Tuning(knobs={"infer_policy": Policy.LEARNED, "policy": Policy.LEARNED}))
+    b = run_search(know, SearchBudget(iterations=1000, seed=4),
+                   Tuning(knobs={"infer_policy": Policy.LEARNED, "policy": Policy.LEARNED}))
     assert a.best == b.best
     with pytest.raises(ValueError, match="infer_policy"):
-        run_search(know, iterations=100, seed=4, infer_policy=Policy.SAMPLE)
+        run_search(know, SearchBudget(iterations=100, seed=4), Tuning(knobs={"infer_policy": Policy.SAMPLE}))

@@ -26,8 +26,10 @@ from cirulla.solver.search import (
     INFER_T,
     CancelToken,
     Knowledge,
+    SearchBudget,
     SearchMethod,
     SearchResult,
+    Tuning,
     _search,
     equity_table,
     flat_monte_carlo,
@@ -109,7 +111,7 @@ def test_the_peeking_engine_sees_every_hand_and_draws_only_the_stock():
         orders.add(tuple(w["stock"][w["stock_pos"]:]))
     assert len(orders) > 40                                 # drawn, not the true order
     end = _endgame(Rules(), 2, 6, 2)
-    res = run_search(Knowledge.hands_seen(end, end.to_move), seed=1)
+    res = run_search(Knowledge.hands_seen(end, end.to_move), SearchBudget(seed=1))
     assert res.method == "exact" and res.info["worlds"] == 20
 
 
@@ -218,7 +220,7 @@ def test_has_buona_agrees_with_the_oracle():
 
 def test_every_legal_move_is_ranked_best_first():
     match = advance_greedy(Match(Rules(), seed=2), 3)
-    res = search(match.view(match.to_move), iterations=4000, seed=1)
+    res = search(match.view(match.to_move), SearchBudget(iterations=4000, seed=1))
     assert res.method == "ismcts"
     assert {m.move for m in res.moves} == set(match.legal_moves)
     assert res.moves[0].move == res.best
@@ -235,7 +237,7 @@ def test_a_forced_sweep_is_found():
     """Table 3C 4S: JH takes both, a scopa (R-FIFTEEN, R-SCOPA); the other cards cannot capture."""
     rules = Rules()
     match = position(rules, ["JH 2D 6C", "5C 5S 6S"], "3C 4S", turn=0, piles={1: "KS QC"})
-    res = search(match.view(0), iterations=6000, seed=2)
+    res = search(match.view(0), SearchBudget(iterations=6000, seed=2))
     assert str(res.best) == "JH x 3C 4S"
     best = res.moves[0]
     # a scopa now: about one more scopa than after any other move (the margin by category)
@@ -247,7 +249,7 @@ def test_the_settebello_capture_is_preferred():
     """Table 7D KS: 7C takes the settebello (R-SC-SETTEBELLO)."""
     rules = Rules()
     match = position(rules, ["7C 4H KH", "2C 3S 6S"], "7D QS", turn=0, piles={1: "JS JC"})
-    res = search(match.view(0), iterations=6000, seed=3)
+    res = search(match.view(0), SearchBudget(iterations=6000, seed=3))
     assert str(res.best) == "7C x 7D"
     assert res.moves[0].categories["settebello"] > 0.5
 
@@ -255,9 +257,9 @@ def test_the_settebello_capture_is_preferred():
 def test_same_seed_same_answer_and_seeds_differ():
     match = advance_greedy(Match(Rules(), seed=8), 5)
     view = match.view(match.to_move)
-    a = search(view, iterations=3000, seed=7)
-    b = search(view, iterations=3000, seed=7)
-    c = search(view, iterations=3000, seed=8)
+    a = search(view, SearchBudget(iterations=3000, seed=7))
+    b = search(view, SearchBudget(iterations=3000, seed=7))
+    c = search(view, SearchBudget(iterations=3000, seed=8))
     assert a.moves == b.moves and a.best == b.best
     assert a.moves != c.moves
 
@@ -268,7 +270,7 @@ def test_reported_standard_error_matches_the_spread_across_seeds():
     standard error the search reports."""
     match = advance_greedy(Match(Rules(), seed=21), 4)
     view = match.view(match.to_move)
-    runs = [search(view, iterations=6000, seed=s) for s in range(24)]
+    runs = [search(view, SearchBudget(iterations=6000, seed=s)) for s in range(24)]
     by_move = {}
     for r in runs:
         for m in r.moves:
@@ -311,7 +313,8 @@ def test_the_paired_phase_follows_the_tree_at_the_asking_sides_turns_only():
     know = Knowledge.of(match.view(match.to_move))
 
     def figures(**knobs):
-        return [(m.move, m.expected_points) for m in run_search(know, iterations=3000, seed=2, **knobs).moves]
+        return [(m.move, m.expected_points) for m in run_search(know, SearchBudget(iterations=3000, seed=2),
+                                                                     Tuning(knobs=knobs)).moves]
 
     assert figures() == figures(follow_own=1) != figures(follow_own=0)
 
@@ -320,11 +323,11 @@ def test_errors_name_the_problem():
     match = advance_greedy(Match(Rules(), seed=1), 1)
     other = 1 - match.to_move
     with pytest.raises(StateError, match="turn"):
-        search(match.view(other), iterations=100)
+        search(match.view(other), SearchBudget(iterations=100))
     with pytest.raises(StateError, match="iterations"):
-        search(match.view(match.to_move), iterations=0)
+        search(match.view(match.to_move), SearchBudget(iterations=0))
     with pytest.raises(StateError, match="threads"):
-        search(match.view(match.to_move), iterations=10, threads=0)
+        search(match.view(match.to_move), SearchBudget(iterations=10, threads=0))
 
 
 def test_one_legal_move_returns_at_once():
@@ -332,7 +335,7 @@ def test_one_legal_move_returns_at_once():
     budget: on any machine, however busy, it answers long before the budget."""
     match = _find(Rules(), 3, lambda m: len(m.legal_moves) == 1)
     view = match.view(match.to_move)
-    res = search(view, time_ms=60_000)
+    res = search(view, SearchBudget(time_ms=60_000))
     assert res.method == "forced" and res.elapsed_ms < 30_000
     assert res.best == match.legal_moves[0] and 0 < res.moves[0].samples <= FORCED_WORLDS + 1
 
@@ -349,7 +352,7 @@ def test_a_focus_move_gets_its_share_of_the_tree():
         s.focus_on(last + 1, 0.5)
     # through run_search: the focus move named as a Move
     move = match.legal_moves[-1]
-    res = run_search(know, iterations=4000, seed=1, focus=move, focus_share=0.6)
+    res = run_search(know, SearchBudget(iterations=4000, seed=1), Tuning(focus=move, focus_share=0.6))
     assert res.info["tree_iterations"] > 0 and move in [m.move for m in res.moves]
 
 
@@ -358,8 +361,8 @@ def test_a_forced_position_can_be_valued_like_any_other():
     the tree (or the exact solve) as any position would, not a few playouts."""
     match = _find(Rules(), 3, lambda m: len(m.legal_moves) == 1 and m.stock_size > 6)
     know = Knowledge.of(match.view(match.to_move))
-    quick = run_search(know, iterations=4000, seed=1)
-    full = run_search(know, iterations=4000, seed=1, solve_forced=True)
+    quick = run_search(know, SearchBudget(iterations=4000, seed=1))
+    full = run_search(know, SearchBudget(iterations=4000, seed=1), Tuning(solve_forced=True))
     assert quick.method == "forced" and full.method == "ismcts" and full.info["tree_iterations"] > 0
     assert full.best == quick.best == match.legal_moves[0]
 
@@ -371,13 +374,13 @@ def test_cancel_stops_within_50ms():
     clock."""
     match = Match(Rules.preset("classic", players=3), seed=4)
     # the tables built once per rules (hand points, equity) before any search: not timed here
-    search(match.view(match.to_move), iterations=100)
+    search(match.view(match.to_move), SearchBudget(iterations=100))
     for _ in range(3):
         token = CancelToken()
         out = {}
 
         def run(out: dict = out, token: CancelToken = token) -> None:
-            out["res"] = search(match.view(match.to_move), time_ms=20_000, cancel=token)
+            out["res"] = search(match.view(match.to_move), SearchBudget(time_ms=20_000, cancel=token))
             out["cpu"] = time.thread_time()
 
         th = threading.Thread(target=run)
@@ -397,10 +400,10 @@ def test_a_search_stopped_in_its_tree_keeps_the_trees_figures():
     worlds whose standard errors would swamp them."""
     match = Match(Rules(), seed=4)
     view = match.view(match.to_move)
-    search(view, iterations=100)                # the per-rules tables, before timing
+    search(view, SearchBudget(iterations=100))                # the per-rules tables, before timing
     token = CancelToken()
     threading.Timer(0.2, token.cancel).start()
-    res = search(view, time_ms=20_000, cancel=token)
+    res = search(view, SearchBudget(time_ms=20_000, cancel=token))
     assert res.cut_short and res.info["worlds"] == 0
     assert sum(m.samples for m in res.moves) == res.info["tree_iterations"] > 1_000
 
@@ -408,8 +411,8 @@ def test_a_search_stopped_in_its_tree_keeps_the_trees_figures():
 def test_time_budget_and_progress_reports():
     match = Match(Rules.preset("classic", players=4), seed=6)
     reports: list[SearchResult] = []
-    res = search(match.view(match.to_move), time_ms=300, on_progress=reports.append,
-                 progress_interval_ms=20, threads=2)
+    res = search(match.view(match.to_move), SearchBudget(time_ms=300, on_progress=reports.append,
+                                                           progress_interval_ms=20, threads=2))
     assert 250 < res.elapsed_ms < 30_000       # the 300 ms budget ends it (a busy machine only delays the end)
     assert res.threads == 2 and not res.cut_short
     assert len(reports) >= 3
@@ -420,15 +423,15 @@ def test_time_budget_and_progress_reports():
 def test_threads_add_their_iterations():
     match = advance_greedy(Match(Rules(), seed=9), 2)
     view = match.view(match.to_move)
-    one = search(view, iterations=4000, seed=1)
-    two = search(view, iterations=4000, seed=1, threads=2)
+    one = search(view, SearchBudget(iterations=4000, seed=1))
+    two = search(view, SearchBudget(iterations=4000, seed=1, threads=2))
     assert abs(one.iterations - two.iterations) < 100
     assert one.best == two.best or abs(one.moves[0].expected_points - two.moves[0].expected_points) < 1.0
 
 
 def test_flat_monte_carlo_ranks_every_move():
     match = advance_greedy(Match(Rules(), seed=12), 3)
-    res = flat_monte_carlo(match.view(match.to_move), iterations=3000, seed=1)
+    res = flat_monte_carlo(match.view(match.to_move), SearchBudget(iterations=3000, seed=1))
     assert res.method == "flat" and res.info["nodes"] == 1 + len(res.moves)
     assert {m.move for m in res.moves} == set(match.legal_moves)
 
@@ -444,7 +447,7 @@ def test_any_preset_and_player_count(preset, players):
         if match.is_over:
             break
         seat = match.to_move
-        res = search(match.view(seat), iterations=400, seed=1)
+        res = search(match.view(seat), SearchBudget(iterations=400, seed=1))
         assert {m.move for m in res.moves} == set(match.legal_moves)
         assert (res.moves[0].win_chance is None) == (rules.n_sides != 2)
         match.play(res.best)
@@ -454,7 +457,7 @@ def test_search_after_declaring():
     """R-DECL-WHEN: the declarer keeps its cards, now public, and plays on."""
     match = position(Rules(), ["2D 3C 4S", "5C 5S 6S"], "KC QS", turn=0, piles={1: "JS JC"})
     match.play("declare 2D 3C 4S")
-    res = search(match.view(0), iterations=500)
+    res = search(match.view(0), SearchBudget(iterations=500))
     assert {m.move for m in res.moves} == set(match.legal_moves)
 
 
@@ -560,7 +563,7 @@ def test_last_round_is_solved_exactly(seed):
     """An empty stock: the opponent holds exactly the unseen cards, one world."""
     match = _endgame(Rules(), seed, 0, 3)
     seat = match.to_move
-    res = search(match.view(seat), seed=1)
+    res = search(match.view(seat), SearchBudget(seed=1))
     assert res.method == "exact" and res.info["worlds"] == 1
     want = brute_expected(match, seat)
     assert {m.move: m.expected_points for m in res.moves} == pytest.approx(want, abs=1e-9)
@@ -574,13 +577,13 @@ def test_last_two_rounds_average_every_world(seed):
     weighted by how well it explains the opponent's plays this round."""
     match = _endgame(Rules(), seed, 6, 2)
     seat = match.to_move
-    res = search(match.view(seat), seed=1)
+    res = search(match.view(seat), SearchBudget(seed=1))
     want = brute_expected(match, seat, infer_t=INFER_T)
     assert res.method == "exact"
     assert res.info["worlds"] == math.comb(len(match.view(seat).unseen()),
                                            match.view(seat).hidden_count(1 - seat)) * 20
     assert {m.move: m.expected_points for m in res.moves} == pytest.approx(want, abs=1e-9)
-    two = search(match.view(seat), seed=9, threads=2)       # weighted sums in another order
+    two = search(match.view(seat), SearchBudget(seed=9, threads=2))       # weighted sums in another order
     assert [m.move for m in two.moves] == [m.move for m in res.moves]
     assert [m.expected_points for m in two.moves] == pytest.approx([m.expected_points for m in res.moves], abs=1e-9)
 
@@ -612,7 +615,7 @@ def test_equal_exact_moves_are_ordered_by_a_fallible_opponent(seed):
     did worse in each of these positions)."""
     match = _endgame(Rules(), seed, 0, 3)
     seat = match.to_move
-    res = search(match.view(seat), seed=1)
+    res = search(match.view(seat), SearchBudget(seed=1))
     tied = [m.move for m in res.moves if m.expected_points == res.moves[0].expected_points]
     assert len(tied) > 1 and res.best in tied
     worth = {}
@@ -631,14 +634,16 @@ def test_a_time_budget_cuts_the_exact_solve_short_with_a_fair_sample():
     standard errors. Without a time budget it solves every world."""
     match = _endgame(Rules(), 2, 6, 3)
     view = match.view(match.to_move)
-    search(view, iterations=100)                            # the per-rules tables, before timing
+    search(view, SearchBudget(iterations=100))                            # the per-rules tables, before timing
     cpu = time.thread_time()
-    full = search(view, seed=1)                             # no budget given: every world
+    full = search(view, SearchBudget(seed=1))                             # no budget given: every world
     cpu = time.thread_time() - cpu
     # a third of the full solve's CPU time as wall time: never enough to solve every world, however
     # busy or quiet the machine (a thread gets no more CPU time than wall time)
-    short = search(view, time_ms=cpu * 1000 / 3, seed=1)
-    assert full.method == short.method == "exact" and not full.cut_short and short.cut_short
+    short = search(view, SearchBudget(time_ms=cpu * 1000 / 3, seed=1))
+    assert full.method == short.method == "exact"
+    assert (full.stopped_because, short.stopped_because) == ("exact", "budget")     # the time cap, not a deadline
+    assert not full.cut_short and not short.cut_short
     assert 0 < short.info["worlds"] < full.info["worlds"]
     assert all(m.expected_points_stderr > 0 for m in short.moves)
     assert all(m.expected_points_stderr == 0 for m in full.moves)
@@ -652,7 +657,7 @@ def test_optional_captures_leave_the_last_two_rounds_to_ismcts():
     engine solves only the last round exactly there."""
     rules = Rules.preset("relaxed")
     two = _endgame(rules, 1, 6, 3)
-    assert search(two.view(two.to_move), iterations=500).method == "ismcts"
+    assert search(two.view(two.to_move), SearchBudget(iterations=500)).method == "ismcts"
     last = _endgame(rules, 1, 0, 2)
     assert search(last.view(last.to_move)).method == "exact"
 
@@ -673,7 +678,7 @@ def test_exact_worlds_honour_the_declaration_inference():
     match = _find(rules, 1, ok)
     seat = match.to_move
     view = match.view(seat)
-    res = search(view, seed=1)
+    res = search(view, SearchBudget(seed=1))
     want = brute_expected(match, seat, holds_no_buona=True, infer_t=INFER_T)
     assert res.method == "exact"
     assert {m.move: m.expected_points for m in res.moves} == pytest.approx(want, abs=1e-9)
@@ -763,7 +768,7 @@ def test_near_the_target_moves_are_ranked_by_the_chance_of_winning():
     match = _endgame(rules, 2, 0, 3)
     seat = match.to_move
     match.scores = [44, 46] if seat == 0 else [46, 44]      # the hand decides the match
-    res = search(match.view(seat), seed=1)
+    res = search(match.view(seat), SearchBudget(seed=1))
     assert res.method == "exact" and res.ranked_by == "win_chance"
     table = equity_table(rules)
     core = match.core
@@ -780,13 +785,13 @@ def test_near_the_target_moves_are_ranked_by_the_chance_of_winning():
     assert res.best == max(want, key=lambda m: want[m][:2])
     # far from the target: ranked by points
     match.scores = [0, 0]
-    assert search(match.view(seat), seed=1).ranked_by == "expected_points"
+    assert search(match.view(seat), SearchBudget(seed=1)).ranked_by == "expected_points"
 
 
 def test_ismcts_reports_win_chance_near_the_target():
     match = advance_greedy(Match(Rules(), seed=31), 4)
     match.scores = [40, 45]
-    res = search(match.view(match.to_move), iterations=3000, seed=2)
+    res = search(match.view(match.to_move), SearchBudget(iterations=3000, seed=2))
     assert res.method == "ismcts" and res.ranked_by == "win_chance"
     assert res.moves[0].win_chance == max(m.win_chance for m in res.moves)
     assert all(0 <= m.win_chance <= 1 for m in res.moves)
@@ -816,7 +821,7 @@ def test_exact_search_of_a_view_no_world_fits_stops(preset):
                               history=())
     assert bad.problems()          # validation refuses it; run_search is called past it on purpose
     with pytest.raises(StateError, match="no world"):
-        run_search(Knowledge.of(bad), method=SearchMethod.EXACT, iterations=200)
+        run_search(Knowledge.of(bad), SearchBudget(iterations=200), Tuning(method=SearchMethod.EXACT))
 
 
 def test_the_tables_built_in_the_background_are_not_remembered_as_building():

@@ -22,7 +22,7 @@ from cirulla.solver import Match, Rules, StateError
 from cirulla.solver.cards import Card
 from cirulla.solver.errors import ViewError
 from cirulla.solver.players import GreedyPlayer
-from cirulla.solver.search import search
+from cirulla.solver.search import SearchBudget, search
 from cirulla.solver.view import SeatView
 
 
@@ -235,7 +235,7 @@ def test_a_view_that_loses_a_played_card_is_refused_before_the_exact_solver():
         bad.validate()
     assert info.value.field == f"played_this_round[{other}]"
     with pytest.raises(StateError) as info2:
-        search(bad, iterations=200)
+        search(bad, SearchBudget(iterations=200))
     assert info2.value.field == f"played_this_round[{other}]"
     assert f"view.played_this_round[{other}]" in wire_fields(bad)
 

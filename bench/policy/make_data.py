@@ -35,7 +35,7 @@ from cirulla.solver.events import HandEnd
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
 from cirulla.solver.rules import Rules
-from cirulla.solver.search import Knowledge, run_search
+from cirulla.solver.search import Knowledge, SearchBudget, Tuning, run_search
 
 
 def hand_records(seed: int, iterations: int, hand: int) -> list[dict[str, Any]]:
@@ -53,8 +53,8 @@ def hand_records(seed: int, iterations: int, hand: int) -> list[dict[str, Any]]:
             match.play(Move.from_core(moves[0], matta))
             continue
         k += 1
-        result = run_search(Knowledge.of(match.view(seat)), iterations=iterations,
-                            seed=seed * 1000 + k, use_tables=False)
+        result = run_search(Knowledge.of(match.view(seat)), SearchBudget(iterations=iterations, seed=seed * 1000 + k),
+                            Tuning(use_tables=False))
         legal = [Move.from_core(t, matta) for t in moves]
         if all(t[0] >= 0 for t in moves):
             value = {s.move: s.expected_points for s in result.moves}

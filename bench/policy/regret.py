@@ -18,7 +18,7 @@ import sys
 
 from cirulla.solver.match import Match
 from cirulla.solver.rules import Rules
-from cirulla.solver.search import Knowledge, Policy, SearchMethod, run_search
+from cirulla.solver.search import Knowledge, Policy, SearchBudget, SearchMethod, Tuning, run_search
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,12 +46,12 @@ def main(argv: list[str] | None = None) -> int:
         if m.is_over or m.stock_size != 6:
             continue
         know = Knowledge.of(m.view(m.to_move))
-        exact = run_search(know, method=SearchMethod.EXACT, seed=seed, use_tables=False)
+        exact = run_search(know, SearchBudget(seed=seed), Tuning(method=SearchMethod.EXACT, use_tables=False))
         value = {s.move: s.expected_points for s in exact.moves}
         best = max(value.values())
         for policy in regrets:
-            r = run_search(know, method=SearchMethod.ISMCTS, iterations=args.iterations, seed=seed,
-                           use_tables=False, policy=policy)
+            r = run_search(know, SearchBudget(iterations=args.iterations, seed=seed),
+                           Tuning(method=SearchMethod.ISMCTS, use_tables=False, knobs={"policy": policy}))
             regrets[policy].append(best - value[r.best])
     n = len(regrets[Policy.GREEDY])
     diff = [a - b for a, b in zip(regrets[Policy.GREEDY], regrets[Policy.LEARNED], strict=True)]

@@ -17,7 +17,7 @@ import time
 from cirulla.solver import _core
 from cirulla.solver.match import Match
 from cirulla.solver.rules import Rules
-from cirulla.solver.search import Knowledge, Policy, SearchMethod, run_search
+from cirulla.solver.search import Knowledge, Policy, SearchBudget, SearchMethod, Tuning, run_search
 
 
 def playouts(hands: int, policy: Policy, repeat: int) -> float:
@@ -59,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     for policy in Policy:
         t = time.thread_time()
         for k, kn in enumerate(know):
-            run_search(kn, method=SearchMethod.ISMCTS, iterations=args.iterations, seed=k, use_tables=False,
-                       policy=policy)
+            run_search(kn, SearchBudget(iterations=args.iterations, seed=k),
+                       Tuning(method=SearchMethod.ISMCTS, use_tables=False, knobs={"policy": policy}))
         ms = 1000 * (time.thread_time() - t) / len(know)
         print(f"search_{policy.name.lower()}_{args.iterations}it: {ms:.1f} cpu-ms/move")
     return 0
