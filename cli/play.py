@@ -118,7 +118,7 @@ class Game:
             self._show_position()
             moves = m.legal_moves
             for i, mv in enumerate(moves, 1):
-                say(f"  [bold]{i:2}[/]  {render.move(mv)}   [dim]{mv}[/]")
+                say(f"  [bold]{i:2}[/]  {render.move(mv, self.tr)}   [dim]{mv}[/]")
             answer = self._ask()
             if answer is None or answer == "quit":
                 self._save("quit")

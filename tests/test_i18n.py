@@ -301,7 +301,7 @@ def test_play_speaks_italian_with_lang_it(tmp_path):
                     "Comandi: il numero di una mossa", "La classifica delle tue mosse secondo il motore",
                     "rischio scopa", "In questa mano: Tu", f"Partita salvata in {save}"):
         assert italian in out, italian
-    assert "Type help" not in out and "Your hand" not in out
+    assert "Type help" not in out and "on the table" not in out and english_left(out) == []
     assert record.load(save).names == ("Tu", "Motore 1")
 
 
