@@ -14,11 +14,14 @@ translation may order them as its language wants:
 The messages are in gettext catalogs, ``locale/<lang>/LC_MESSAGES/cirulla.po``
 beside this module: Babel extracts them from the code and the templates
 (babel.cfg) and the build compiles them to the ``.mo`` files read here
-(setup.py), as it generates the protobuf code. To add or change a message:
+(setup.py), as it generates the protobuf code. To add or change a message
+(the README's "Development" has the whole commands):
 
-    pybabel extract -F babel.cfg -o build/cirulla.pot .
-    pybabel update -i build/cirulla.pot -d solver/locale -D cirulla
+    pybabel extract -F babel.cfg ... -o build/cirulla.pot .
+    pybabel update -i build/cirulla.pot -d solver/locale -D cirulla ...
     (translate the new entries of both catalogs), then pip install -e .
+
+Never call _() inside an f-string: Babel does not find it there on Python 3.11.
 
 The language is chosen per call (a request's BCP 47 tag, a `--lang` flag),
 never process-wide: a server answers each client in its own language.
