@@ -1,6 +1,7 @@
-"""Builds the Cython core and generates the protobuf modules from proto/.
+"""Builds the Cython core, generates the protobuf modules from proto/ and
+compiles the message catalogs (solver/locale/*/LC_MESSAGES/*.po).
 
-Both are build steps (build_ext, and build_py below), run by every install,
+All are build steps (build_ext, and build_py below), run by every install,
 regular or editable, so a fresh clone needs nothing but `pip install`;
 generated files stay out of git.
 """
@@ -26,6 +27,24 @@ def generate_protos() -> None:
         raise SystemExit("protoc failed on " + " ".join(protos))
 
 
+def compile_catalogs() -> None:
+    """solver/locale/<lang>/LC_MESSAGES/cirulla.po -> cirulla.mo beside it (what
+    cirulla.solver.i18n reads); a translation whose placeholders differ from its
+    message's fails the build."""
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    for po in sorted((ROOT / "solver" / "locale").glob("*/LC_MESSAGES/*.po")):
+        with po.open("rb") as f:
+            catalog = read_po(f)
+        problems = [f"{po.relative_to(ROOT)}:{message.lineno}: {error}"
+                    for message, errors in catalog.check() for error in errors]
+        if problems:
+            raise SystemExit("\n".join(problems))
+        with po.with_suffix(".mo").open("wb") as f:
+            write_mo(f, catalog)
+
+
 PACKAGES = {"solver": "solver", "server": "server", "cli": "cli", "v1": "proto/cirulla/v1"}
 
 
@@ -44,10 +63,12 @@ def package_tree() -> str:
 
 
 class BuildPy(build_py):
-    """build_py that first generates the protobuf modules it is to collect."""
+    """build_py that first generates the protobuf modules and the compiled
+    catalogs it is to collect."""
 
     def run(self) -> None:
         generate_protos()
+        compile_catalogs()
         super().run()
 
 

@@ -1,5 +1,9 @@
 """`cirulla analyze`: the analysis of a record in the terminal (with a
-progress bar while it works), as JSON, or as a self-contained web page."""
+progress bar while it works), as JSON, or as a self-contained web page.
+
+The terminal and the page are in the --lang language, the reasons explained
+again in it from each decision's figures; the JSON carries the analysis as the
+server sends it (its reasons in English)."""
 from __future__ import annotations
 
 import argparse
@@ -12,9 +16,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from cirulla.solver import analysis, record
 from cirulla.solver.analysis import Decision, Summary
+from cirulla.solver.i18n import Translations
 from cirulla.solver.match import Match
 
-from . import render
+from . import render, translator_for
 from .remote import OK, CliError
 
 if TYPE_CHECKING:
@@ -52,7 +57,8 @@ def collect(match: Match, args: argparse.Namespace, console: Console) -> tuple[l
     total = analysis.decision_count(match)
     decisions: list[Decision] = []
     summary = None
-    columns = (TextColumn("analysing"), BarColumn(), MofNCompleteColumn(), TextColumn("decisions"),
+    _ = translator_for(args).gettext
+    columns = (TextColumn(_("analysing")), BarColumn(), MofNCompleteColumn(), TextColumn(_("decisions")),
                TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("analysis", total=total)
@@ -73,19 +79,20 @@ def run_analysis(match: Match, args: argparse.Namespace, console: Console) -> in
     if args.jobs < 1:
         raise CliError("--jobs must be positive")
     decisions, summary = collect(match, args, console)
+    tr = translator_for(args)
     if args.html:
         from .report import html_report
         try:
-            Path(args.html).write_text(html_report(match, decisions, summary), encoding="utf-8")
+            Path(args.html).write_text(html_report(match, decisions, summary, tr), encoding="utf-8")
         except OSError as e:
             raise CliError(f"cannot write {args.html}: {e.strerror}") from None
     if args.json:
         from .output import emit
         emit(game_analysis(decisions, summary))
     else:
-        show(match, decisions, summary, console, every=args.all)
+        show(match, decisions, summary, console, every=args.all, tr=tr)
     if args.html:
-        console.print(f"Report written to {args.html}", soft_wrap=True)
+        console.print(tr.gettext("Report written to %(file)s") % {"file": args.html}, soft_wrap=True)
     return OK
 
 
@@ -97,18 +104,21 @@ def game_analysis(decisions: list[Decision], summary: Summary) -> apb.GameAnalys
 
 
 def show(match: Match, decisions: list[Decision], summary: Summary, console: Console, *,
-         every: bool = False) -> None:
+         every: bool = False, tr: Translations) -> None:
+    _ = tr.gettext
     names = match.side_names
     score = " – ".join(f"{n} {s}" for n, s in zip(names, summary.scores, strict=False))
-    result = "unfinished" if summary.winner is None else f"{names[summary.winner]} won"
-    console.print(f"[bold]Analysis[/] of {match.rules.name}, {match.rules.players} players: {score} ({result}). "
-                  f"{summary.decisions} decisions, {summary.iterations:,} iterations per search, "
-                  f"{summary.elapsed_ms / 1000:.1f} s.")
-    console.print(render.players_table(summary))
+    result = _("unfinished") if summary.winner is None else _("%(side)s won") % {"side": names[summary.winner]}
+    console.print(_("[bold]Analysis[/] of %(rules)s, %(players)s players: %(score)s (%(result)s). %(decisions)s "
+                    "decisions, %(iterations)s iterations per search, %(seconds)s s.")
+                  % {"rules": match.rules.name, "players": match.rules.players, "score": score, "result": result,
+                     "decisions": summary.decisions, "iterations": f"{summary.iterations:,}",
+                     "seconds": f"{summary.elapsed_ms / 1000:.1f}"})
+    console.print(render.players_table(summary, tr))
     if summary.sides:
-        console.print(render.sides_table(summary))
-        console.print(render.luck_table(summary, names))
-    console.print(render.decisions_table(decisions, match.names, only_errors=not every))
+        console.print(render.sides_table(summary, tr))
+        console.print(render.luck_table(summary, names, tr))
+    console.print(render.decisions_table(decisions, match.names, only_errors=not every, tr=tr))
     errors = [d for d in decisions if d.judgement]
     if errors:
-        console.print(render.positions(errors, match.names, names, match.rules.matta_card))
+        console.print(render.positions(errors, match.names, names, match.rules.matta_card, tr))

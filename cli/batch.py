@@ -55,9 +55,11 @@ from cirulla.solver import analysis, record
 from cirulla.solver.analysis import Summary
 from cirulla.solver.bounds import require_in_bounds
 from cirulla.solver.errors import CirullaError
+from cirulla.solver.i18n import N_, Translations
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import game_pb2 as pb
 
+from . import translator_for
 from .analyze import game_analysis
 from .remote import FAILED, NO_FILE, OK, UNREACHABLE, USAGE, CliError
 
@@ -245,10 +247,12 @@ class PlayerTotals:
 class Totals:
     """The table per player, game by game."""
 
-    COLUMNS = ("player", "games", "decisions", "accuracy", "inaccuracies", "mistakes", "blunders", "luck")
-    NOTE = ("decisions: every move the player made, forced ones included; accuracy: 0-100, over the unforced "
-            "decisions (those with a choice); {errors}: per 100 unforced decisions; luck: the points of expected "
-            "margin the deals gave the player's side, per game (2 sides)")
+    COLUMNS = (N_("player"), N_("games"), N_("decisions"), N_("accuracy"), N_("inaccuracies"), N_("mistakes"),
+               N_("blunders"), N_("luck"))
+    SHORT = {"inaccuracies": N_("inacc."), "mistakes": N_("mist."), "blunders": N_("blund.")}  # 80 columns hold it
+    NOTE = N_("decisions: every move the player made, forced ones included; accuracy: 0-100, over the unforced "
+              "decisions (those with a choice); %(errors)s: per 100 unforced decisions; luck: the points of expected "
+              "margin the deals gave the player's side, per game (2 sides)")
 
     def __init__(self) -> None:
         self.games = 0
@@ -286,32 +290,30 @@ class Totals:
                  number(p.per_100(p.blunders), ".1f"), number(p.luck_per_game, "+.2f")]
                 for p in sorted(self.players.values(), key=lambda p: (p.name.casefold(), p.name))]
 
-    def budget(self) -> str:
-        return ", ".join(f"{n:,}" for n in sorted(self.iterations)) + " iterations per search"
+    def budget(self, tr: Translations) -> str:
+        return tr.gettext("%(iterations)s iterations per search") % {
+            "iterations": ", ".join(f"{n:,}" for n in sorted(self.iterations))}
 
-    def table(self, title: str) -> Table:
-        short = {"inaccuracies": "inacc.", "mistakes": "mist.", "blunders": "blund."}   # 80 columns hold it
-        t = Table(title=title, caption=self.NOTE.format(errors="inacc., mist., blund. (inaccuracies, mistakes, "
-                                                                 "blunders)"), caption_justify="left")
+    def table(self, title: str, tr: Translations) -> Table:
+        _ = tr.gettext
+        t = Table(title=title, caption=_(self.NOTE) % {"errors": _("inacc., mist., blund. (inaccuracies, mistakes, "
+                                                                   "blunders)")}, caption_justify="left")
         for name in self.COLUMNS:
             if name == "player":
-                t.add_column(name, overflow="fold", min_width=10)
+                t.add_column(_(name), overflow="fold", min_width=10)
             else:
-                t.add_column(short.get(name, name), justify="right", no_wrap=True)
+                t.add_column(_(self.SHORT.get(name, name)), justify="right", no_wrap=True)
         for cells in self.rows():
             t.add_row(*cells)
         return t
 
-    def html(self, title: str) -> str:
+    def html(self, title: str, tr: Translations) -> str:
         """A self-contained page (the CSS of the game report, no scripts), autoescaped."""
-        from jinja2 import Environment, PackageLoader
-
-        from .report import CSS
-        env = Environment(loader=PackageLoader("cirulla.cli", "templates"), autoescape=True,
-                          trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-        return env.get_template("batch.html").render(title=title, css=CSS, columns=self.COLUMNS, rows=self.rows(),
-                                                     games=self.games, budget=self.budget(),
-                                                     note=self.NOTE.format(errors="inaccuracies, mistakes, blunders"))
+        from .report import CSS, environment
+        _ = tr.gettext
+        return environment(tr).get_template("batch.html").render(
+            title=title, css=CSS, columns=[_(c) for c in self.COLUMNS], rows=self.rows(), games=self.games,
+            budget=self.budget(tr), note=_(self.NOTE) % {"errors": _("inaccuracies, mistakes, blunders")})
 
 
 # --- the output -------------------------------------------------------------------------
@@ -676,16 +678,20 @@ def run_batch(args: argparse.Namespace, *, task: Task = analyze_task) -> int:
     err.print(f"{batch.analysed} games analysed, {batch.skipped} already in{where} (or repeated), "
               f"{batch.bad} bad records, {batch.failed} failed", soft_wrap=True)
     totals = output.totals
+    tr = translator_for(args)
+    _ = tr.gettext
+    players_over = tr.ngettext("Players over %(count)s game", "Players over %(count)s games", totals.games) % {
+        "count": totals.games}
     if totals.games:
-        title = f"Players over {totals.games} games" + (f" ({escape(args.out)}; {before} from earlier runs)"
-                                                        if args.out else "")
-        shown.print(totals.table(title))
+        title = players_over + (" " + _("(%(file)s; %(earlier)s from earlier runs)")
+                                % {"file": escape(args.out), "earlier": before} if args.out else "")
+        shown.print(totals.table(title, tr))
     if args.html:
         try:
-            Path(args.html).write_text(totals.html(title=f"Players over {totals.games} games"), encoding="utf-8")
+            Path(args.html).write_text(totals.html(players_over, tr), encoding="utf-8")
         except OSError as e:
             raise CliError(f"--html {args.html}: {e.strerror}", FAILED) from None
-        shown.print(f"Report written to {escape(args.html)}", soft_wrap=True)
+        shown.print(_("Report written to %(file)s") % {"file": escape(args.html)}, soft_wrap=True)
     if batch.bad or batch.failed:
         err.print(f"[red]error:[/] {batch.bad} bad records and {batch.failed} failed games (above); "
                   "the others are in" + where, soft_wrap=True)

@@ -23,6 +23,10 @@ The kinds (cirulla.v1.ErrorKind, set by the analysis on every error): gave a
 scopa, missed a capture, a declaration, lost a race (cards, diamonds, the
 settebello, primiera), over-captured, other. "Other" is the most frequent kind
 only if it is the only kind: a named kind teaches more.
+
+The tables and the page are in the --lang language; an example's reason is
+explained again in it from the decision's figures (the analysis stores the
+English one).
 """
 from __future__ import annotations
 
@@ -44,33 +48,36 @@ from rich.table import Table
 
 from cirulla.solver.bounds import require_in_bounds
 from cirulla.solver.cards import Card
+from cirulla.solver.errors import CirullaError
+from cirulla.solver.i18n import N_, Translations, translator
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import game_pb2 as pb
 
-from . import Subcommands
+from . import Subcommands, add_lang_argument, translator_for
 from .remote import FAILED, NO_FILE, OK, USAGE, CliError
+from .render import GRADE_WORDS, grade_count
 from .report import CardView, card_view, environment
 
 # display order and words; the keys are cirulla.v1's enum value names without their prefix, lower case
 # (the analysis's ErrorKind, Phase and Judgement values)
 KINDS = {
-    "gave_scopa": "gave a scopa",
-    "missed_capture": "missed a capture",
-    "declaration": "declaration",
-    "lost_race": "lost a race",
-    "over_captured": "over-captured",
-    "other": "other",
+    "gave_scopa": N_("gave a scopa"),
+    "missed_capture": N_("missed a capture"),
+    "declaration": N_("declaration"),
+    "lost_race": N_("lost a race"),
+    "over_captured": N_("over-captured"),
+    "other": N_("other"),
 }
 KIND_ABOUT = {
-    "gave_scopa": "Left the next player a sweep the best move did not",
-    "missed_capture": "Played to the table (or took less) where a capture was better",
-    "declaration": "A declaration made where another was better, or not made",
-    "lost_race": "Gave up ground in a race: cards, diamonds, the settebello, primiera",
-    "over_captured": "Took more cards than the best move, and lost by it elsewhere",
-    "other": "None of the above",
+    "gave_scopa": N_("Left the next player a sweep the best move did not"),
+    "missed_capture": N_("Played to the table (or took less) where a capture was better"),
+    "declaration": N_("A declaration made where another was better, or not made"),
+    "lost_race": N_("Gave up ground in a race: cards, diamonds, the settebello, primiera"),
+    "over_captured": N_("Took more cards than the best move, and lost by it elsewhere"),
+    "other": N_("None of the above"),
 }
-PHASES = {"first_round": "first round", "middle": "middle", "last_two_rounds": "last two rounds"}
-GRADES = {"inaccuracy": "inaccuracies", "mistake": "mistakes", "blunder": "blunders"}
+PHASES = {"first_round": N_("first round"), "middle": N_("middle"), "last_two_rounds": N_("last two rounds")}
+GRADES = ("inaccuracy", "mistake", "blunder")
 GRADE_COLOURS = {"inaccuracy": "#d4a106", "mistake": "#f97316", "blunder": "#dc2626"}
 UNKNOWN_PHASE = "unknown"       # an analysis from before phases were recorded
 EXAMPLES_SHOWN = 2
@@ -213,7 +220,8 @@ class Example:
     loss: float
     played: pb.Move
     best: pb.Move
-    reason: str
+    reason: str                 # the analysis's (English)
+    decision: apb.DecisionAnalysis      # its figures, to explain it in the reader's language
     hand_cards: tuple[str, ...]
     table: tuple[str, ...]
     scores: tuple[int, ...]
@@ -314,7 +322,8 @@ class Habits:
             self._keep(kind, Example(
                 game=game.index, source=game.source, number=d.number, hand=d.hand,
                 round=d.round, phase=phase, grade=grade, severity=d.severity, loss=d.loss, played=d.played,
-                best=d.best, reason=d.reason, hand_cards=tuple(d.position.hand), table=tuple(d.position.table),
+                best=d.best, reason=d.reason, decision=d, hand_cards=tuple(d.position.hand),
+                table=tuple(d.position.table),
                 scores=tuple(d.position.scores), hand_points=tuple(d.position.hand_points)))
         self.unforced += unforced
         self.accuracy_points += points
@@ -366,34 +375,41 @@ def _num(x: float | None, form: str = ".1f") -> str:
     return "–" if x is None else format(x, form)
 
 
-def tables(report: Report, only: Sequence[str] = ()) -> list[Table]:
+def habits_title(games: int, tr: Translations) -> str:
+    return tr.ngettext("Habits over %(count)s game", "Habits over %(count)s games", games) % {"count": games}
+
+
+def tables(report: Report, only: Sequence[str] = (), tr: Translations | None = None) -> list[Table]:
     """The terminal's tables (80 columns hold each): the players; errors per 100 by phase;
     by kind."""
+    tr = tr or translator()
+    _ = tr.gettext
     players = report.ordered(only)
 
     def table(title: str, caption: str, columns: Sequence[str]) -> Table:
         t = Table(title=title, caption=caption, caption_justify="left")
-        t.add_column("player", overflow="fold", min_width=10)
+        t.add_column(_("player"), overflow="fold", min_width=10)
         for name in columns:
             t.add_column(name, justify="right", no_wrap=True)
         return t
 
-    first = table(f"Habits over {report.games} games", "unforced: the decisions with a choice (forced moves "
-                  "left out); accuracy: 0-100 over them; errors (inacc., mist., blund.): per 100 unforced decisions",
-                  ("games", "unforced", "accuracy", "errors", "inacc.", "mist.", "blund."))
+    first = table(habits_title(report.games, tr),
+                  _("unforced: the decisions with a choice (forced moves left out); accuracy: 0-100 over them; "
+                    "errors (inacc., mist., blund.): per 100 unforced decisions"),
+                  (_("games"), _("unforced"), _("accuracy"), _("errors"), _("inacc."), _("mist."), _("blund.")))
     for h in players:
         first.add_row(escape(h.name), str(len(h.games)), str(h.unforced), _num(h.accuracy),
                       _num(h.per_100(h.errors)), *(_num(h.per_100(h.grades[g])) for g in GRADES))
-    second = table("Errors per 100 unforced decisions by phase of the hand",
-                   "each phase's errors over its own unforced decisions",
-                   [PHASES[p] for p in PHASES])
+    second = table(_("Errors per 100 unforced decisions by phase of the hand"),
+                   _("each phase's errors over its own unforced decisions"),
+                   [_(PHASES[p]) for p in PHASES])
     for h in players:
         second.add_row(escape(h.name), *(_num(h.phase_rate(p)) for p in PHASES))
-    short = {"gave_scopa": "scopa", "missed_capture": "capture", "declaration": "declar.", "lost_race": "race",
-             "over_captured": "over", "other": "other"}
-    third = table("Errors per 100 unforced decisions by kind",
-                  "scopa: gave a scopa; capture: missed a capture; declar.: a declaration; race: lost a race "
-                  "(cards, diamonds, settebello, primiera); over: over-captured", [short[k] for k in KINDS])
+    short = {"gave_scopa": N_("scopa"), "missed_capture": N_("capture"), "declaration": N_("declar."),
+             "lost_race": N_("race"), "over_captured": N_("over"), "other": N_("other")}
+    third = table(_("Errors per 100 unforced decisions by kind"),
+                  _("scopa: gave a scopa; capture: missed a capture; declar.: a declaration; race: lost a race "
+                    "(cards, diamonds, settebello, primiera); over: over-captured"), [_(short[k]) for k in KINDS])
     for h in players:
         third.add_row(escape(h.name), *(_num(h.per_100(h.kinds[k])) for k in KINDS))
     return [first, second, third]
@@ -401,16 +417,32 @@ def tables(report: Report, only: Sequence[str] = ()) -> list[Table]:
 
 # --- the page -----------------------------------------------------------------------
 
-def _marks(cards: Sequence[str], played: set[str], best: set[str], *, hand: bool) -> list[CardView]:
+def _marks(cards: Sequence[str], played: set[str], best: set[str], *, hand: bool,
+           tr: Translations) -> list[CardView]:
     """The report's card views (no matta: an analysis line carries no rules)."""
     out = []
     for c in cards:
         mark = " ".join(m for m, on in (("played" if hand else "taken", c in played), ("best", c in best)) if on)
-        out.append(card_view(Card.parse(c), None, mark))
+        out.append(card_view(Card.parse(c), None, mark, tr=tr))
     return out
 
 
-def example_view(e: Example) -> dict[str, Any]:
+def example_reason(e: Example, tr: Translations) -> str:
+    """Why the example's error lost, in the language of `tr`: explained again
+    from the decision's figures (the analysis's explain), or the analysis's own
+    (English) words if its moves cannot be read back without the match's rules
+    (a declaration naming another matta)."""
+    from cirulla.server.convert import decision_from_proto
+    from cirulla.server.errors import BadRequest
+    from cirulla.solver.analysis import explain
+    from cirulla.solver.rules import Rules
+    try:
+        return explain(decision_from_proto(e.decision, Rules()), tr)
+    except (BadRequest, CirullaError):
+        return e.reason
+
+
+def example_view(e: Example, tr: Translations) -> dict[str, Any]:
     """What the template draws of an example."""
     def own(m: pb.Move) -> set[str]:
         return {c.upper() for c in ([m.card] if m.card else []) + list(m.declared) + list(m.declared_second)}
@@ -421,11 +453,12 @@ def example_view(e: Example) -> dict[str, Any]:
     same = e.played.text == e.best.text
     return {
         "game": e.game, "source": e.source, "decision": e.number + 1,
-        "hand": e.hand + 1, "round": e.round + 1, "phase": PHASES.get(e.phase, e.phase), "grade": e.grade,
-        "severity": e.severity, "loss": e.loss, "reason": e.reason,
+        "hand": e.hand + 1, "round": e.round + 1, "phase": tr.gettext(PHASES[e.phase]) if e.phase in PHASES
+        else e.phase, "grade": e.grade, "grade_word": tr.gettext(GRADE_WORDS[e.grade]),
+        "severity": e.severity, "loss": e.loss, "reason": example_reason(e, tr) if e.reason else "",
         "played": e.played.text, "best": e.best.text, "same": same,
-        "hand_cards": _marks(e.hand_cards, own(e.played), set() if same else own(e.best), hand=True),
-        "table": _marks(e.table, took(e.played), set() if same else took(e.best), hand=False),
+        "hand_cards": _marks(e.hand_cards, own(e.played), set() if same else own(e.best), hand=True, tr=tr),
+        "table": _marks(e.table, took(e.played), set() if same else took(e.best), hand=False, tr=tr),
         "scores": " – ".join(map(str, e.scores)), "hand_points": " – ".join(map(str, e.hand_points)),
     }
 
@@ -467,8 +500,9 @@ def accuracy_chart(points: Sequence[GamePoint], *, width: int = 420, height: int
             "r": 3.0 if len(shown) <= 60 else 1.8}
 
 
-def player_view(h: Habits, index: int) -> dict[str, Any]:
+def player_view(h: Habits, index: int, tr: Translations) -> dict[str, Any]:
     """What the template shows of a player."""
+    _ = tr.gettext
     def bars(rows: list[tuple[str, str, int, int, float | None]]) -> list[dict[str, Any]]:
         top = max((r[4] or 0.0 for r in rows), default=0.0) or 1.0
         return [{"key": key, "label": label, "errors": errors, "unforced": out_of, "rate": rate,
@@ -479,27 +513,29 @@ def player_view(h: Habits, index: int) -> dict[str, Any]:
         "id": f"p{index}", "name": h.name, "games": len(h.games), "decisions": h.decisions, "unforced": h.unforced,
         "accuracy": h.accuracy, "errors": h.errors, "rate": h.per_100(h.errors),
         "chart": accuracy_chart(h.games),
-        "phases": bars([(p, PHASES.get(p, "phase not recorded"), h.phase_errors[p], h.phase_unforced[p],
-                         h.phase_rate(p)) for p in h.phases]),
-        "kinds": bars([(k, KINDS[k], h.kinds[k], h.unforced, h.per_100(h.kinds[k])) for k in KINDS]),
-        "grades": [{"key": g, "label": GRADES[g] if h.grades[g] != 1 else g, "count": h.grades[g],
+        "phases": bars([(p, _(PHASES[p]) if p in PHASES else _("phase not recorded"), h.phase_errors[p],
+                         h.phase_unforced[p], h.phase_rate(p)) for p in h.phases]),
+        "kinds": bars([(k, _(KINDS[k]), h.kinds[k], h.unforced, h.per_100(h.kinds[k])) for k in KINDS]),
+        "grades": [{"key": g, "label": grade_count(g, h.grades[g], tr), "count": h.grades[g],
                     "rate": h.per_100(h.grades[g])}
                    for g in GRADES],
-        "top": None if top is None else {"key": top, "label": KINDS[top], "about": KIND_ABOUT[top],
+        "top": None if top is None else {"key": top, "label": _(KINDS[top]), "about": _(KIND_ABOUT[top]),
                                          "count": h.kinds[top], "rate": h.per_100(h.kinds[top])},
-        "examples": [example_view(e) for e in h.examples],
+        "examples": [example_view(e, tr) for e in h.examples],
     }
 
 
-def html(report: Report, only: Sequence[str] = (), *, title: str | None = None) -> str:
+def html(report: Report, only: Sequence[str] = (), *, title: str | None = None,
+         tr: Translations | None = None) -> str:
     """The habits page: self-contained (inline CSS and SVG, no scripts, nothing fetched),
-    autoescaped."""
-    env = environment().overlay()           # the report's templates and card drawing
+    autoescaped, in the language of `tr` (English by default)."""
+    tr = tr or translator()
+    env = environment(tr).overlay()         # the report's templates and card drawing
     env.filters["num"] = _num
-    players = [player_view(h, i) for i, h in enumerate(report.ordered(only))]
+    players = [player_view(h, i, tr) for i, h in enumerate(report.ordered(only))]
     return env.get_template("habits.html").render(
-        title=title or f"Habits over {report.games} games", games=report.games, players=players,
-        kinds=[{"key": k, "label": v, "about": KIND_ABOUT[k]} for k, v in KINDS.items()],
+        title=title or habits_title(report.games, tr), games=report.games, players=players,
+        kinds=[{"key": k, "label": tr.gettext(v), "about": tr.gettext(KIND_ABOUT[k])} for k, v in KINDS.items()],
         colours=GRADE_COLOURS)
 
 
@@ -515,6 +551,8 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"[red]bad analysis[/] {escape(where)}: {escape(why)}", soft_wrap=True)
 
     report = habits(files, warn)
+    tr = translator_for(args)
+    _ = tr.gettext
     if not report.games:
         raise CliError(f"no analysed game in {', '.join(args.analyses)}" + (f" ({report.bad} bad, above)"
                                                                             if report.bad else ""))
@@ -523,29 +561,33 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         known = ", ".join(h.name for h in report.ordered())
         raise CliError(f"--player {', '.join(missing)}: not among the players ({known})", USAGE)
-    for t in tables(report, only):
+    for t in tables(report, only, tr):
         out.print(t)
     for h in report.ordered(only):
         top = h.top_kind
         if top is None:
             continue
-        out.print(f"[bold]{escape(h.name)}[/]: most often [bold]{KINDS[top]}[/] ({h.kinds[top]} of {h.errors} "
-                  f"errors); the costliest:", soft_wrap=True)
+        out.print(_("[bold]%(player)s[/]: most often [bold]%(kind)s[/] (%(count)s of %(errors)s errors); the "
+                    "costliest:") % {"player": escape(h.name), "kind": _(KINDS[top]), "count": h.kinds[top],
+                                     "errors": h.errors}, soft_wrap=True)
         for e in h.examples:
-            out.print(f"  game {e.game} ({escape(e.source)}), decision {e.number + 1}, hand {e.hand + 1} "
-                      f"round {e.round + 1}: played {escape(e.played.text)}, best {escape(e.best.text)} "
-                      f"({e.grade}, {e.severity:.2f} points)"
-                      + (f". {escape(e.reason)}" if e.reason else ""), soft_wrap=True)
+            reason = example_reason(e, tr) if e.reason else ""
+            out.print("  " + _("game %(game)s (%(source)s), decision %(decision)s, hand %(hand)s round %(round)s: "
+                               "played %(played)s, best %(best)s (%(grade)s, %(cost)s points)")
+                      % {"game": e.game, "source": escape(e.source), "decision": e.number + 1, "hand": e.hand + 1,
+                         "round": e.round + 1, "played": escape(e.played.text), "best": escape(e.best.text),
+                         "grade": _(GRADE_WORDS[e.grade]), "cost": f"{e.severity:.2f}"}
+                      + (f". {escape(reason)}" if reason else ""), soft_wrap=True)
     unclassified = sum(h.unclassified for h in report.ordered(only))
     if unclassified:
         err.print(f"note: {unclassified} errors had no kind (analyses from before kinds were recorded): "
                   "counted as other", soft_wrap=True)
     if args.html:
         try:
-            Path(args.html).write_text(html(report, only), encoding="utf-8")
+            Path(args.html).write_text(html(report, only, tr=tr), encoding="utf-8")
         except OSError as e:
             raise CliError(f"--html {args.html}: {e.strerror}", FAILED) from None
-        out.print(f"Page written to {escape(args.html)}", soft_wrap=True)
+        out.print(_("Page written to %(file)s") % {"file": escape(args.html)}, soft_wrap=True)
     if report.bad:
         err.print(f"[red]error:[/] {report.bad} bad analyses (above, skipped); {report.games} games counted",
                   soft_wrap=True)
@@ -583,5 +625,6 @@ def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     p.add_argument("--html", metavar="FILE", help="also write the habits as a self-contained web page")
     p.add_argument("--player", action="append", metavar="NAME",
                    help="only this player (repeatable; default: every player)")
+    add_lang_argument(p)
     p.set_defaults(run=run, json=False)     # `cirulla`'s error path reads args.json
     return p

@@ -18,7 +18,7 @@ from cirulla.solver.match import Phase
 from cirulla.solver.players import LEVEL_NAMES, LEVELS, make_player
 from cirulla.solver.rules import PRESETS, Rules
 
-from . import records
+from . import add_lang_argument, records, translator_for
 from .engine import add_parser as add_engine
 from .habits import add_parser as add_habits
 from .output import console_for, emit
@@ -81,16 +81,16 @@ def cmd_play(args: argparse.Namespace) -> int:
     from cirulla.solver import record
     from cirulla.solver.match import Match
 
-    from .play import Game, local_hint
+    from .play import Game, local_hint, seat_names
     rules = _rules(args)
     n = rules.players
-    names = [args.name] + [("Partner" if n == 4 and seat == 2 else f"Engine {seat}") for seat in range(1, n)]
-    match = Match(rules, seed=args.seed, names=names)
+    tr = translator_for(args)
+    match = Match(rules, seed=args.seed, names=seat_names(n, args.name, tr))
     opponents = {seat: make_player(args.level, seed=None if args.seed is None else args.seed + seat)
                  for seat in range(1, n)}
     save_to = Path(args.save or time.strftime("cirulla-%Y%m%d-%H%M%S.json"))
     game = Game(match, 0, opponents, console=console_for(args), save_to=save_to,
-                hint=local_hint(time_ms=args.hint_ms), level=args.level)
+                hint=local_hint(time_ms=args.hint_ms, tr=tr), level=args.level, tr=tr)
     code = game.run()
     if args.json:
         emit(record.to_proto(match))
@@ -312,10 +312,11 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--level", default="casual", choices=list(LEVEL_NAMES), metavar="LEVEL",
                       help=f"the engines' strength (default casual): {', '.join(LEVEL_NAMES)}")
     play.add_argument("--seed", type=int, help="seed for the deals and the engines")
-    play.add_argument("--name", default="You", help="your name in the record")
+    play.add_argument("--name", help="your name in the record (default: You, in the --lang language)")
     play.add_argument("--save", metavar="FILE", help="where to save the record (default cirulla-DATE-TIME.json)")
     play.add_argument("--hint-ms", type=float, help="search time of a hint at most (default: the default budget, "
                                                   "which stops once its answer is settled)")
+    add_lang_argument(play)
     play.set_defaults(run=cmd_play)
 
     hint = command("hint", "rank the moves of a position",
@@ -368,6 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                  "(JSON lines), skipping the games it holds")
     b.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask cluster's scheduler (tcp://HOST:PORT) "
                                                           "instead of a local cluster")
+    add_lang_argument(an)
     _add_remote(an)
     an.set_defaults(run=cmd_analyze)
 

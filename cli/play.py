@@ -3,6 +3,8 @@
 Reads one command per line from standard input, so it can be driven by a
 pipe as well as by a person: a move's number or text, `hint`, `undo`,
 `help` or `quit`. The record is saved when the match ends and on quit.
+Everything it says is in the player's language (--lang); the commands and
+the moves' text form (7C x 2C 5S) are the same in every language.
 """
 from __future__ import annotations
 
@@ -16,50 +18,67 @@ from rich.console import Console, RenderableType
 from cirulla.solver import record
 from cirulla.solver.errors import CirullaError
 from cirulla.solver.events import Deal, HandEnd, Turn
+from cirulla.solver.i18n import Translations, translator
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
 from cirulla.solver.players import Player
 
 from . import render
 
-HELP = """Commands: a move's number or its text (7C x 2C 5S, 7C, declare 2S 5C 7H=A),
-hint (the engine's ranking of your moves), undo (take back your last move), quit (save and stop)."""
+
+def help_text(tr: Translations) -> str:
+    return tr.gettext("Commands: a move's number or its text (7C x 2C 5S, 7C, declare 2S 5C 7H=A),\n"
+                      "hint (the engine's ranking of your moves), undo (take back your last move), "
+                      "quit (save and stop).")
 
 
-def local_hint(*, time_ms: float | None = None, seed: int = 0) -> Callable[[Match], RenderableType]:
+def seat_names(players: int, human: str | None, tr: Translations) -> list[str]:
+    """The players' names: the human's (by default "You") at seat 0, then the
+    engines' ("Engine 1", ...; "Partner" facing the human at a table of four)."""
+    _ = tr.gettext
+    return [human or _("You")] + [_("Partner") if players == 4 and seat == 2 else _("Engine %(seat)s") % {"seat": seat}
+                                  for seat in range(1, players)]
+
+
+def local_hint(*, time_ms: float | None = None, seed: int = 0,
+               tr: Translations | None = None) -> Callable[[Match], RenderableType]:
     """The `hint` command: the search on the human's view (the default budget,
     or at most `time_ms`), as a table."""
     from cirulla.server.convert import hint_to_proto
     from cirulla.solver.search import SearchBudget, search
+    tr = tr or translator()
 
     def hint(match: Match) -> RenderableType:
         result = search(match.view(match.to_move), SearchBudget.of(time_ms=time_ms, seed=seed))
         menu = {str(m): i for i, m in enumerate(match.legal_moves, 1)}   # the numbers the menu shows
         return render.hint_table(hint_to_proto(result, seed),
-                                 title="The engine's ranking of your moves (# as in the menu)",
-                                 numbers=menu)
+                                 title=tr.gettext("The engine's ranking of your moves (# as in the menu)"),
+                                 numbers=menu, tr=tr)
     return hint
 
 
-def hand_points_line(m: Match) -> str:
+def hand_points_line(m: Match, tr: Translations | None = None) -> str:
     """The points each side has won so far in this hand, as they happen:
     'This hand: You 3 (1 scopa, 2 from declarations) – Engine 0'."""
+    tr = tr or translator()
     parts = []
     for name, points in zip(m.side_names, m.hand_points(), strict=False):
         scope, declared = points["scope"], points["declarations"]
-        detail = ", ".join(w for w in ((f"{scope} scop{'a' if scope == 1 else 'e'}" if scope else ""),
-                                       (f"{declared} from declarations" if declared else "")) if w)
+        detail = ", ".join(w for w in (
+            tr.ngettext("%(count)s scopa", "%(count)s scope", scope) % {"count": scope} if scope else "",
+            tr.gettext("%(points)s from declarations") % {"points": declared} if declared else "") if w)
         parts.append(f"{name} [bold]{scope + declared}[/]" + (f" ({detail})" if detail else ""))
-    return "This hand: " + " – ".join(parts)
+    return tr.gettext("This hand: %(points)s") % {"points": " – ".join(parts)}
 
 
 class Game:
     def __init__(self, match: Match, human: int, opponents: dict[int, Player], *,
                  console: Console, save_to: Path, hint: Callable[[Match], RenderableType] | None = None,
-                 stdin: TextIO = sys.stdin, level: str = ""):
+                 stdin: TextIO = sys.stdin, level: str = "", tr: Translations | None = None):
         self.match, self.human, self.opponents = match, human, opponents
         self.console, self.save_to, self.hint, self.stdin = console, save_to, hint, stdin
         self.level = level
+        self.tr = tr or translator()
         self._shown = 0
 
     def run(self) -> int:
@@ -75,19 +94,23 @@ class Game:
             record.save(self.match, self.save_to)      # e.g. the terminal went away: keep the game
             raise
 
-    def _verb(self, seat: int, verb: str) -> str:
-        """'You deal', 'Engine 1 deals'."""
-        return verb if seat == self.human and self.match.names[seat] == "You" else verb + "s"
+    def _you(self, seat: int) -> bool:
+        """Whether the text addresses the seat as "you": the human under the default name."""
+        return seat == self.human and self.match.names[seat] == self.tr.gettext("You")
 
     def _run(self) -> int:
-        m, say = self.match, self.console.print
+        m, say, _ = self.match, self.console.print, self.tr.gettext
         r = m.rules
-        goal = f"{r.hands} hand{'s' if r.hands > 1 else ''}" if r.hands else f"to {r.target}"
         partner = [m.names[s] for s in range(r.players) if s != self.human and r.side_of(s) == r.side_of(self.human)]
-        say(f"[bold]Cirulla[/] — {r.name}, {r.players} players, {goal}"
-            + (f", engines at level {self.level}" if self.level else "") + ". "
-            f"You are {m.names[self.human]} (seat {self.human})" + (f", partnered with {partner[0]}" if partner else "")
-            + ". Type [bold]help[/] for commands.")
+        facts = {"rules": r.name, "players": r.players, "goal": render.goal(r.hands, r.target, self.tr),
+                 "level": self.level, "name": m.names[self.human], "seat": self.human,
+                 "partner": partner[0] if partner else ""}
+        say(" ".join((
+            (_("[bold]Cirulla[/] — %(rules)s, %(players)s players, %(goal)s, engines at level %(level)s.") if self.level
+             else _("[bold]Cirulla[/] — %(rules)s, %(players)s players, %(goal)s.")) % facts,
+            (_("You are %(name)s (seat %(seat)s), partnered with %(partner)s.") if partner
+             else _("You are %(name)s (seat %(seat)s).")) % facts,
+            _("Type [bold]help[/] for commands."))))
         while not m.is_over:
             self._show_events()
             if m.to_move != self.human:
@@ -96,15 +119,15 @@ class Game:
             self._show_position()
             moves = m.legal_moves
             for i, mv in enumerate(moves, 1):
-                say(f"  [bold]{i:2}[/]  {render.move(mv)}   [dim]{mv}[/]")
+                say(f"  [bold]{i:2}[/]  {render.move(mv, self.tr)}   [dim]{mv}[/]")
             answer = self._ask()
             if answer is None or answer == "quit":
                 self._save("quit")
                 return 0
             if answer == "help":
-                say(HELP)
+                say(help_text(self.tr))
             elif answer == "hint":
-                say(self.hint(m) if self.hint else "[yellow]no hint engine available[/]")
+                say(self.hint(m) if self.hint else render.styled("yellow", _("no hint engine available")))
             elif answer == "undo":
                 self._undo()
             else:
@@ -113,11 +136,16 @@ class Game:
         winner = m.winner
         names = self.match.side_names
         if winner is None:
-            say(f"[bold]The match is over: a tie at {m.scores[0]}.[/]")
+            say(_("[bold]The match is over: a tie at %(score)s.[/]") % {"score": m.scores[0]})
         else:
-            verb = "win" if "&" in names[winner] or names[winner] == "You" else "wins"
-            say(f"[bold]The match is over: {names[winner]} {verb} {m.scores[winner]} to "
-                f"{max(s for i, s in enumerate(m.scores) if i != winner)}.[/]")
+            scores = {"side": names[winner], "score": m.scores[winner],
+                      "other": max(s for i, s in enumerate(m.scores) if i != winner)}
+            if names[winner] == _("You"):
+                say(_("[bold]The match is over: you win %(score)s to %(other)s.[/]") % scores)
+            elif r.n_sides < r.players:          # partners
+                say(_("[bold]The match is over: %(side)s win %(score)s to %(other)s.[/]") % scores)
+            else:
+                say(_("[bold]The match is over: %(side)s wins %(score)s to %(other)s.[/]") % scores)
         self._save("end")
         return 0
 
@@ -142,54 +170,71 @@ class Game:
         # take back to before the human's last move (and the engines' replies)
         mine = [i for i, e in enumerate(m.events) if isinstance(e, Turn) and e.seat == self.human]
         if not mine:
-            self.console.print("[yellow]nothing of yours to undo[/]")
+            self.console.print(render.styled("yellow", self.tr.gettext("nothing of yours to undo")))
             return
         while len(m.events) > mine[-1]:
             m.undo()
         self._shown = min(self._shown, len(m.events))
 
     def _show_position(self) -> None:
-        m, say = self.match, self.console.print
+        m, say, tr = self.match, self.console.print, self.tr
+        _ = tr.gettext
         v = m.view(self.human)
         names = self.match.side_names
         say("")
-        say("Score: " + "   ".join(f"{n} {s}" for n, s in zip(names, m.scores, strict=False))
-            + f"   [dim]hand {m.hand_number + 1}, round {m.round + 1}, dealer {m.names[m.dealer]},"
-              f" stock {v.stock_size}[/]")
-        say(hand_points_line(m))
+        say(_("Score: %(scores)s") % {"scores": "   ".join(f"{n} {s}" for n, s in zip(names, m.scores, strict=False))}
+            + "   [dim]" + _("hand %(hand)s, round %(round)s, dealer %(dealer)s, stock %(stock)s")
+            % {"hand": m.hand_number + 1, "round": m.round + 1, "dealer": m.names[m.dealer], "stock": v.stock_size}
+            + "[/]")
+        say(hand_points_line(m, tr))
         for seat in range(m.rules.players):
             if seat != self.human and v.public[seat]:
-                say(f"  {m.names[seat]} declared: {render.cards(v.public[seat])}")
-        say(f"Table: {render.cards(v.table)}")
-        say(f"Your hand: {render.cards(v.hand)}")
+                say("  " + _("%(player)s declared: %(cards)s") % {"player": m.names[seat],
+                                                                  "cards": render.cards(v.public[seat])})
+        say(_("Table: %(cards)s") % {"cards": render.cards(v.table)})
+        say(_("Your hand: %(cards)s") % {"cards": render.cards(v.hand)})
 
     def _show_events(self) -> None:
-        m, say = self.match, self.console.print
+        m, say, tr = self.match, self.console.print, self.tr
+        _ = tr.gettext
         for e in m.events[self._shown:]:
             if isinstance(e, Deal):
                 if e.void:
-                    say(f"[dim]Void deal (two aces on the table: {render.cards(e.table)}); dealt again.[/]")
+                    say("[dim]" + _("Void deal (two aces on the table: %(cards)s); dealt again.")
+                        % {"cards": render.cards(e.table)} + "[/]")
                 elif e.round == 0:
-                    say(f"\n[bold]Hand {e.hand + 1}[/], {m.names[e.dealer]} {self._verb(e.dealer, 'deal')}. "
-                        f"Table: {render.cards(e.table)}")
+                    deal = {"hand": e.hand + 1, "player": m.names[e.dealer], "cards": render.cards(e.table),
+                            "total": 30 if e.dealer_scope == 2 else 15, "count": e.dealer_scope}
+                    you = self._you(e.dealer)
+                    say("\n" + (_("[bold]Hand %(hand)s[/], you deal. Table: %(cards)s") if you
+                                else _("[bold]Hand %(hand)s[/], %(player)s deals. Table: %(cards)s")) % deal)
                     if e.dealer_scope:
-                        say(f"  The table adds up to {'30' if e.dealer_scope == 2 else '15'}: "
-                            f"{m.names[e.dealer]} {self._verb(e.dealer, 'take')} it, {e.dealer_scope} scopa.")
+                        say("  " + (tr.ngettext("The table adds up to %(total)s: you take it, %(count)s scopa.",
+                                                "The table adds up to %(total)s: you take it, %(count)s scope.",
+                                                e.dealer_scope) if you else
+                                    tr.ngettext("The table adds up to %(total)s: %(player)s takes it, %(count)s scopa.",
+                                                "The table adds up to %(total)s: %(player)s takes it, %(count)s scope.",
+                                                e.dealer_scope)) % deal)
                     if e.capotun:
-                        say(f"  Four of a kind on the table: {m.names[e.dealer]}'s side wins the match.")
+                        say("  " + _("Four of a kind on the table: %(player)s's side wins the match.") % deal)
             elif isinstance(e, Turn):
-                say(f"  {m.names[e.seat]}: {render.move(e.move)}" + ("  [bold yellow]SCOPA![/]" if e.scopa else ""))
+                say(f"  {m.names[e.seat]}: {render.move(e.move, tr)}"
+                    + ("  " + render.styled("bold yellow", _("SCOPA!")) if e.scopa else ""))
             elif isinstance(e, HandEnd):
                 if e.leftover:
-                    who = "nobody" if e.leftover_side is None else self.match.side_names[e.leftover_side]
-                    say(f"  Left on the table: {render.cards(e.leftover)} → {who}")
-                say(render.hand_end_table(e, self.match.side_names))
+                    who = _("nobody") if e.leftover_side is None else self.match.side_names[e.leftover_side]
+                    say("  " + _("Left on the table: %(cards)s → %(side)s") % {"cards": render.cards(e.leftover),
+                                                                              "side": who})
+                say(render.hand_end_table(e, self.match.side_names, tr))
                 if e.cappotto_side is not None:
-                    say(f"[bold]Cappotto! {self.match.side_names[e.cappotto_side]} took all ten diamonds.[/]")
+                    say(_("[bold]Cappotto! %(side)s took all ten diamonds.[/]")
+                        % {"side": self.match.side_names[e.cappotto_side]})
         self._shown = len(m.events)
 
     def _save(self, why: str) -> None:
         record.save(self.match, self.save_to)
-        self.console.print(f"Record saved to {self.save_to}"
-                           + (f" — analyse it with: cirulla analyze {self.save_to} --html report.html"
+        _ = self.tr.gettext
+        self.console.print(_("Record saved to %(file)s") % {"file": self.save_to}
+                           + (" — " + _("analyse it with: %(command)s")
+                              % {"command": f"cirulla analyze {self.save_to} --html report.html"}
                               if why == "end" else ""), soft_wrap=True)

@@ -1,4 +1,5 @@
-"""How cards, moves, hints and analyses look in a terminal (rich markup)."""
+"""How cards, moves, hints and analyses look in a terminal (rich markup), in
+the reader's language (each function's `tr`, English by default)."""
 from __future__ import annotations
 
 import re
@@ -12,6 +13,7 @@ from rich.text import Text
 
 from cirulla.solver.cards import RANKS, SUITS, Card, ordered
 from cirulla.solver.events import CATEGORIES, HandEnd
+from cirulla.solver.i18n import N_, Translations, translator
 from cirulla.solver.moves import Move
 from cirulla.v1 import engine_service_pb2 as epb
 
@@ -21,8 +23,14 @@ if TYPE_CHECKING:                   # (`cirulla play` draws without loading the 
 _STYLE = ("bold red", "red", "bold", "bold")        # D H C S: red suits red
 _CARD = re.compile(rf"\b([{RANKS}])([{SUITS}])(?![A-Za-z])")
 JUDGEMENT_STYLE = {"inaccuracy": "yellow", "mistake": "dark_orange", "blunder": "bold red"}
-ERROR_KIND_WORDS = {"gave_scopa": "gave a scopa", "missed_capture": "missed a capture", "declaration": "declaration",
-                    "lost_race": "lost a race", "over_captured": "took too much", "other": "other"}
+GRADE_WORDS = {"inaccuracy": N_("inaccuracy"), "mistake": N_("mistake"), "blunder": N_("blunder")}
+ERROR_KIND_WORDS = {"gave_scopa": N_("gave a scopa"), "missed_capture": N_("missed a capture"),
+                    "declaration": N_("declaration"), "lost_race": N_("lost a race"),
+                    "over_captured": N_("took too much"), "other": N_("other")}
+# the scoring categories (events.CATEGORIES) as a table's rows name them
+CATEGORY_NAMES = {"scope": N_("scope"), "declarations": N_("declarations"), "cards": N_("cards"),
+                  "diamonds": N_("diamonds"), "settebello": N_("settebello"), "primiera": N_("primiera"),
+                  "grande": N_("grande"), "piccola": N_("piccola"), "re_bello": N_("re bello")}
 MATTA_MARK = "[bold yellow]*[/]"    # after the matta (the wild card): 7♥*
 PLAYED_STYLE = "underline"          # a position's cards the played move uses
 BEST_STYLE = "on dark_green"        # ... the best move uses
@@ -40,13 +48,17 @@ def cards(cs: Iterable[Card], matta: Card | None = None, styles: dict[Card, str]
     return " ".join(card(c, matta, styles.get(c, "")) for c in cs) if cs else "[dim]—[/]"
 
 
-def move(m: Move) -> str:
+def move(m: Move, tr: Translations | None = None) -> str:
+    tr = tr or translator()
+    _ = tr.gettext
     if m.card is None:                      # a declaration
-        return f"declare {cards(m.declared)}" + (f" + {cards(m.declared_second)}" if m.declared_second else "") + \
-            (f" (matta as {'A234567JQK'[m.matta_as]})" if m.matta_as is not None else "") + f"  [green]+{m.points}[/]"
+        return tr.pgettext("move", "declare") + f" {cards(m.declared)}" + \
+            (f" + {cards(m.declared_second)}" if m.declared_second else "") + \
+            (" " + _("(matta as %(rank)s)") % {"rank": RANKS[m.matta_as]} if m.matta_as is not None else "") + \
+            f"  [green]+{m.points}[/]"
     if not m.captured:
-        return f"{card(m.card)} [dim]on the table[/]"
-    return f"{card(m.card)} takes {cards(m.captured)}"
+        return _("%(card)s [dim]on the table[/]") % {"card": card(m.card)}
+    return _("%(card)s takes %(cards)s") % {"card": card(m.card), "cards": cards(m.captured)}
 
 
 def move_text(text: str, matta: Card | None = None) -> str:
@@ -56,48 +68,67 @@ def move_text(text: str, matta: Card | None = None) -> str:
     return _CARD.sub(one, text.replace(" x ", " × "))
 
 
-def hand_end_table(end: HandEnd, side_names: list[str]) -> Table:
-    t = Table(title=f"Hand {end.hand + 1}", show_lines=False)
+def grade_count(grade: str, count: int, tr: Translations) -> str:
+    """A grade as a count of them names it: "1 blunder", "2 blunders" (without the number)."""
+    if grade == "inaccuracy":
+        return tr.npgettext("count", "inaccuracy", "inaccuracies", count)
+    if grade == "mistake":
+        return tr.npgettext("count", "mistake", "mistakes", count)
+    return tr.npgettext("count", "blunder", "blunders", count)
+
+
+def goal(hands: int | None, target: int, tr: Translations) -> str:
+    """What ends the match: "2 hands", "to 51"."""
+    if hands:
+        return tr.ngettext("%(count)s hand", "%(count)s hands", hands) % {"count": hands}
+    return tr.gettext("to %(target)s") % {"target": target}
+
+
+def hand_end_table(end: HandEnd, side_names: list[str], tr: Translations | None = None) -> Table:
+    _ = (tr or translator()).gettext
+    t = Table(title=_("Hand %(hand)s") % {"hand": end.hand + 1}, show_lines=False)
     t.add_column("")
     for name in side_names:
         t.add_column(name, justify="right")
     for cat in CATEGORIES:
         values = [getattr(s, cat) for s in end.sides]
         if any(values):
-            t.add_row(cat.replace("_", " "), *map(str, values))
-    t.add_row("[bold]hand[/]", *(f"[bold]{s.total}[/]" for s in end.sides))
-    t.add_row("[bold]match[/]", *(f"[bold]{s.match_total}[/]" for s in end.sides))
+            t.add_row(_(CATEGORY_NAMES[cat]), *map(str, values))
+    t.add_row(styled("bold", _("hand")), *(styled("bold", str(s.total)) for s in end.sides))
+    t.add_row(styled("bold", _("match")), *(styled("bold", str(s.match_total)) for s in end.sides))
     return t
 
 
 # --- hints ---------------------------------------------------------------------
 
 def hint_table(hint: epb.Hint, *, title: str = "", limit: int | None = None,
-               numbers: dict[str, int] | None = None) -> Table:
+               numbers: dict[str, int] | None = None, tr: Translations | None = None) -> Table:
     """A cirulla.v1.Hint: every move ranked with the search's figures. With
     `numbers` (move text -> its number in the menu) the # column shows the
     number to type, else the rank."""
+    _ = (tr or translator()).gettext
     stats = hint.stats
     by_win = hint.ranked_by == epb.RANKED_BY_WIN_CHANCE
     method = epb.SearchMethod.Name(stats.method).removeprefix("SEARCH_METHOD_").lower()
-    caption = (f"{method}, {stats.iterations:,} playouts, {stats.elapsed_ms:.0f} ms; "
-               f"ranked by {'the chance of winning the match' if by_win else 'expected points'}"
-               + (" [yellow](cut short)[/]" if hint.cut_short else ""))
+    caption = ((_("%(method)s, %(playouts)s playouts, %(ms)s ms; ranked by the chance of winning the match") if by_win
+                else _("%(method)s, %(playouts)s playouts, %(ms)s ms; ranked by expected points"))
+               % {"method": method, "playouts": f"{stats.iterations:,}", "ms": f"{stats.elapsed_ms:.0f}"}
+               + (" " + styled("yellow", _("(cut short)")) if hint.cut_short else ""))
     t = Table(title=title or None, caption=caption, caption_justify="left")
     t.add_column("#", justify="right")
-    t.add_column("move")
-    t.add_column("expected", justify="right")
-    t.add_column("vs best", justify="right")
+    t.add_column(_("move"))
+    t.add_column(_("expected"), justify="right")
+    t.add_column(_("vs best"), justify="right")
     has_win = any(m.HasField("win_chance") for m in hint.moves)
     if has_win:
-        t.add_column("win", justify="right")
-    t.add_column("scopa risk", justify="right")
-    t.add_column("samples", justify="right")
+        t.add_column(_("win"), justify="right")
+    t.add_column(_("scopa risk"), justify="right")
+    t.add_column(_("samples"), justify="right")
     moves = list(hint.moves)[:limit] if limit else hint.moves
     for i, m in enumerate(moves, 1):
         row = [str(numbers.get(m.move.text, "") if numbers else i), move_text(m.move.text),
                f"{m.expected_points:+.2f} ± {m.expected_points_stderr:.2f}",
-               "[dim]best[/]" if i == 1 else f"{m.diff_to_best:+.2f} ± {m.diff_to_best_stderr:.2f}"]
+               styled("dim", _("best")) if i == 1 else f"{m.diff_to_best:+.2f} ± {m.diff_to_best_stderr:.2f}"]
         if has_win:
             row.append(f"{100 * m.win_chance:.1f} %" if m.HasField("win_chance") else "")
         row += [f"{100 * m.scopa_risk:.0f} %", f"{m.samples:,}"]
@@ -111,56 +142,61 @@ def _signed(x: float, digits: int = 2) -> str:
     return f"{x:+.{digits}f}"
 
 
-def judgement(name: str | None, forced: bool = False) -> str:
+def judgement(name: str | None, forced: bool = False, tr: Translations | None = None) -> str:
+    _ = (tr or translator()).gettext
     if forced:
-        return "[dim]forced[/]"
+        return styled("dim", _("forced"))
     if name is None:
         return ""
-    return f"[{JUDGEMENT_STYLE[name]}]{name}[/]"
+    return styled(JUDGEMENT_STYLE[name], _(GRADE_WORDS[name]))
 
 
-def players_table(summary: Summary) -> Table:
+def players_table(summary: Summary, tr: Translations | None = None) -> Table:
     """A column per player (narrow terminals fit four players)."""
-    t = Table(title="Players")
+    _ = (tr or translator()).gettext
+    t = Table(title=_("Players"))
     t.add_column("")
     for p in summary.players:
         t.add_column(p.name, justify="right")
     ps = summary.players
-    rows = (("accuracy (0-100)", [f"[bold]{p.accuracy:.1f}[/]" for p in ps]),
-            ("decisions (forced)", [f"{p.decisions} ({p.forced})" for p in ps]),
-            ("inaccuracies", [f"[{JUDGEMENT_STYLE['inaccuracy']}]{p.inaccuracies}[/]" for p in ps]),
-            ("mistakes", [f"[{JUDGEMENT_STYLE['mistake']}]{p.mistakes}[/]" for p in ps]),
-            ("blunders", [f"[{JUDGEMENT_STYLE['blunder']}]{p.blunders}[/]" for p in ps]),
-            ("points lost by errors", [f"{p.loss:.2f}" for p in ps]),
-            ("... per unforced decision", [f"{p.average_loss:.3f}" for p in ps]),
-            ("lost against perfect knowledge", [f"{p.hindsight_loss:.1f}" for p in ps]),
-            ("... by the best moves it could see", [f"{p.unavoidable_loss:.1f}" for p in ps]))
+    rows = ((_("accuracy (0-100)"), [f"[bold]{p.accuracy:.1f}[/]" for p in ps]),
+            (_("decisions (forced)"), [f"{p.decisions} ({p.forced})" for p in ps]),
+            (_("inaccuracies"), [f"[{JUDGEMENT_STYLE['inaccuracy']}]{p.inaccuracies}[/]" for p in ps]),
+            (_("mistakes"), [f"[{JUDGEMENT_STYLE['mistake']}]{p.mistakes}[/]" for p in ps]),
+            (_("blunders"), [f"[{JUDGEMENT_STYLE['blunder']}]{p.blunders}[/]" for p in ps]),
+            (_("points lost by errors"), [f"{p.loss:.2f}" for p in ps]),
+            (_("... per unforced decision"), [f"{p.average_loss:.3f}" for p in ps]),
+            (_("lost against perfect knowledge"), [f"{p.hindsight_loss:.1f}" for p in ps]),
+            (_("... by the best moves it could see"), [f"{p.unavoidable_loss:.1f}" for p in ps]))
     for label, cells in rows:
         t.add_row(label, *cells)
     return t
 
 
-def sides_table(summary: Summary) -> Table:
-    t = Table(title="Where the result came from (points)",
-              caption="result = dealer's edge + luck of the deals + hidden luck (the cards the others held) "
-                      "+ play (errors) + noise (the evaluation's)",
+def sides_table(summary: Summary, tr: Translations | None = None) -> Table:
+    _ = (tr or translator()).gettext
+    t = Table(title=_("Where the result came from (points)"),
+              caption=_("result = dealer's edge + luck of the deals + hidden luck (the cards the others held) "
+                        "+ play (errors) + noise (the evaluation's)"),
               caption_justify="left")
-    for name in ("side", "result", "dealer's edge", "luck", "hidden luck", "play", "noise"):
-        t.add_column(name, justify="left" if name == "side" else "right")
+    for i, name in enumerate((_("side"), _("result"), _("dealer's edge"), _("luck"), _("hidden luck"), _("play"),
+                              _("noise"))):
+        t.add_column(name, justify="left" if i == 0 else "right")
     for s in summary.sides:
         t.add_row(s.name, f"[bold]{s.result:+.0f}[/]", _signed(s.start), _signed(s.luck), _signed(s.hidden_luck),
                   _signed(s.play), _signed(s.noise))
     return t
 
 
-def luck_table(summary: Summary, side_names: Sequence[str]) -> Table:
+def luck_table(summary: Summary, side_names: Sequence[str], tr: Translations | None = None) -> Table:
     """The luck of every deal for side 0, a row per hand."""
+    _ = (tr or translator()).gettext
     rounds = max((d.round for d in summary.deals), default=0) + 1
-    t = Table(title=f"Luck of each deal, for {side_names[0]} (points of expected margin)")
-    t.add_column("hand", justify="right")
+    t = Table(title=_("Luck of each deal, for %(side)s (points of expected margin)") % {"side": side_names[0]})
+    t.add_column(_("hand"), justify="right")
     for r in range(rounds):
-        t.add_column(f"round {r + 1}", justify="right")
-    t.add_column("hand total", justify="right")
+        t.add_column(_("round %(round)s") % {"round": r + 1}, justify="right")
+    t.add_column(_("hand total"), justify="right")
     for hand in sorted({d.hand for d in summary.deals}):
         row = [""] * rounds
         deals = [d for d in summary.deals if d.hand == hand]
@@ -171,50 +207,59 @@ def luck_table(summary: Summary, side_names: Sequence[str]) -> Table:
     return t
 
 
-def decisions_table(decisions: Sequence[Decision], names: Sequence[str], *, only_errors: bool = True) -> Table:
+def decisions_table(decisions: Sequence[Decision], names: Sequence[str], *, only_errors: bool = True,
+                    tr: Translations | None = None) -> Table:
     """A row per error (or per decision). A row stacks its moves (played, best,
     the best seeing every card) in one column and its grade over its kind in
     another, so that 80 columns show every move whole."""
+    tr = tr or translator()
+    _ = tr.gettext
     shown = [d for d in decisions if d.judgement or not only_errors]
     has_win = any(d.win_chance_loss is not None for d in shown)
-    t = Table(title=("Errors" if only_errors else "Every decision") + f" ({len(shown)})",
-              caption="h.r: hand.round; seeing all: the best move had every card been visible (what the played "
-                      "one lost by it); lost: expected points (± standard error)"
-                      + ("; win: the change in the chance of winning the match" if has_win else "")
-                      + "; under a judgement, what the error did (its position, below, says it in words)",
+    t = Table(title=(_("Errors (%(count)s)") if only_errors else _("Every decision (%(count)s)"))
+              % {"count": len(shown)},
+              caption=_("h.r: hand.round; seeing all: the best move had every card been visible (what the played "
+                        "one lost by it); lost: expected points (± standard error)")
+                      + (_("; win: the change in the chance of winning the match") if has_win else "")
+                      + _("; under a judgement, what the error did (its position, below, says it in words)"),
               caption_justify="left")
     t.add_column("#", justify="right", no_wrap=True)
-    t.add_column("h.r", justify="right", no_wrap=True)
-    t.add_column("player", overflow="fold")
-    t.add_column("moves")
-    t.add_column("lost", justify="right", no_wrap=True)
-    t.add_column("judgement")
+    t.add_column(_("h.r"), justify="right", no_wrap=True)
+    t.add_column(_("player"), overflow="fold")
+    t.add_column(_("moves"))
+    t.add_column(_("lost"), justify="right", no_wrap=True)
+    t.add_column(_("judgement"))
+    labels = {"played": _("played"), "best": _("best"), "seeing all": _("seeing all")}
     for d in shown:
         same = d.forced or d.played == d.best
         moves = Table.grid(padding=(0, 1))
-        moves.add_column(style="dim", no_wrap=True, min_width=len("seeing all"))     # one indent in every row
+        moves.add_column(style="dim", no_wrap=True, min_width=max(map(len, labels.values())))    # one indent in all
         moves.add_column()
-        moves.add_row("played", move_text(str(d.played)))
+        moves.add_row(labels["played"], move_text(str(d.played)))
         if not same:
-            moves.add_row("best", move_text(str(d.best)))
+            moves.add_row(labels["best"], move_text(str(d.best)))
         if not d.forced:
-            moves.add_row("seeing all", move_text(str(d.hindsight_best))
+            moves.add_row(labels["seeing all"], move_text(str(d.hindsight_best))
                           + (f" ({d.hindsight_loss:.2f})" if d.hindsight_loss > 0.005 else ""))
         lost = "" if same else f"{d.loss:.2f}±{d.loss_stderr:.2f}"
         if has_win and not same and d.win_chance_loss is not None:
-            lost += f"\nwin {-100 * d.win_chance_loss:+.1f}%"
-        grade = judgement(d.judgement, d.forced)
+            lost += "\n" + _("win %(change)s") % {"change": f"{-100 * d.win_chance_loss:+.1f}%"}
+        grade = judgement(d.judgement, d.forced, tr)
         if d.kind:
-            grade += f"\n[dim]{ERROR_KIND_WORDS.get(str(d.kind), str(d.kind))}[/]"
+            grade += "\n" + styled("dim", _(ERROR_KIND_WORDS[d.kind]) if d.kind in ERROR_KIND_WORDS else d.kind)
         t.add_row(str(d.number + 1), f"{d.hand + 1}.{d.round + 1}", names[d.seat], moves, lost, grade)
     return t
 
 
-def position(d: Decision, names: Sequence[str], side_names: Sequence[str], matta: Card | None = None) -> Panel:
+def position(d: Decision, names: Sequence[str], side_names: Sequence[str], matta: Card | None = None,
+             tr: Translations | None = None) -> Panel:
     """A decision's position as the seat saw it: the table, its hand, the
     cards it had not seen, the scores; the played and the best move's cards
     marked (underlined: played; on green: best), the matta starred, and why
     an error lost."""
+    from cirulla.solver.analysis import explain
+    tr = tr or translator()
+    _ = tr.gettext
     p = d.position
     same = d.forced or d.played == d.best
 
@@ -231,37 +276,47 @@ def position(d: Decision, names: Sequence[str], side_names: Sequence[str], matta
     g = Table.grid(padding=(0, 2))
     g.add_column(style="dim", no_wrap=True)
     g.add_column()
-    g.add_row("table", cards(p.table, matta, styles(p.table, taken, best_taken)))
-    g.add_row("hand", cards(p.hand, matta, styles(p.hand, own, best_own)))
-    g.add_row(f"unseen ({len(p.unseen)})", cards(p.unseen, matta))
+    g.add_row(_("table"), cards(p.table, matta, styles(p.table, taken, best_taken)))
+    g.add_row(tr.pgettext("held cards", "hand"), cards(p.hand, matta, styles(p.hand, own, best_own)))
+    g.add_row(_("unseen (%(count)s)") % {"count": len(p.unseen)}, cards(p.unseen, matta))
     score = " – ".join(f"{n} {s}" for n, s in zip(side_names, p.scores, strict=False))
     hand = " – ".join(str(x) for x in p.hand_points)
-    held = ", ".join(f"{names[s]} holds {n}" for s, n in enumerate(p.hand_sizes) if s != d.seat)
-    g.add_row("score", f"{score}; this hand {hand}" + (f"; {held}" if held else ""))
-    note = "" if d.forced else ("  [dim](the best move)[/]" if same else "") + \
-        f"  [dim]scopa risk {100 * d.played_scopa_risk:.0f} %[/]"
-    g.add_row("played", move_text(str(d.played), matta) + note)
+    held = ", ".join(tr.ngettext("%(player)s holds %(count)s card", "%(player)s holds %(count)s cards", n)
+                     % {"player": names[s], "count": n} for s, n in enumerate(p.hand_sizes) if s != d.seat)
+    g.add_row(_("score"), _("%(score)s; this hand %(hand)s") % {"score": score, "hand": hand}
+              + (f"; {held}" if held else ""))
+    risk = _("scopa risk %(risk)s")
+    note = "" if d.forced else ("  " + styled("dim", "(" + _("the best move") + ")") if same else "") + \
+        "  " + styled("dim", risk % {"risk": f"{100 * d.played_scopa_risk:.0f} %"})
+    g.add_row(_("played"), move_text(str(d.played), matta) + note)
     if not same:
-        g.add_row("best", move_text(str(d.best), matta) + f"  [dim]scopa risk {100 * d.best_scopa_risk:.0f} %[/]"
-                  f"  lost {d.loss:.2f} ± {d.loss_stderr:.2f}")
-    if d.reason:
-        g.add_row("why", Text(d.reason))
-    title = (f"#{d.number + 1} · hand {d.hand + 1}, round {d.round + 1} · {names[d.seat]}"
-             + (f" · {judgement(d.judgement)}" if d.judgement else " · forced" if d.forced else ""))
+        lost = _("lost %(loss)s ± %(stderr)s") % {"loss": f"{d.loss:.2f}", "stderr": f"{d.loss_stderr:.2f}"}
+        g.add_row(_("best"), move_text(str(d.best), matta) + "  "
+                  + styled("dim", risk % {"risk": f"{100 * d.best_scopa_risk:.0f} %"}) + "  " + lost)
+    if d.judgement:
+        g.add_row(_("why"), Text(explain(d, tr)))
+    title = (_("#%(number)s · hand %(hand)s, round %(round)s · %(player)s")
+             % {"number": d.number + 1, "hand": d.hand + 1, "round": d.round + 1, "player": names[d.seat]}
+             + (" · " + judgement(d.judgement, d.forced, tr) if d.judgement or d.forced else ""))
     return Panel(g, title=title, title_align="left", expand=False)
 
 
 def positions(decisions: Sequence[Decision], names: Sequence[str], side_names: Sequence[str],
-              matta: Card | None = None) -> Group:
+              matta: Card | None = None, tr: Translations | None = None) -> Group:
     """The position of each of `decisions`, with a key to the marks."""
-    key = (f"[dim]{_mark('underlined', PLAYED_STYLE)}: the played move's cards; {_mark('on green', BEST_STYLE)}: "
-           f"the best move's" + (f"; {card(matta, matta)}: the matta (wild card)" if matta is not None else "") + "[/]")
-    return Group(Text.from_markup(f"[bold]Positions[/] ({len(decisions)})  " + key),
-                 *(position(d, names, side_names, matta) for d in decisions))
+    tr = tr or translator()
+    _ = tr.gettext
+    key = ("[dim]" + _("%(underlined)s: the played move's cards; %(on_green)s: the best move's")
+           % {"underlined": styled(PLAYED_STYLE, _("underlined")), "on_green": styled(BEST_STYLE, _("on green"))}
+           + ("; " + _("%(matta)s: the matta (wild card)") % {"matta": card(matta, matta)} if matta is not None else "")
+           + "[/]")
+    return Group(Text.from_markup(_("[bold]Positions[/] (%(count)s)") % {"count": len(decisions)} + "  " + key),
+                 *(position(d, names, side_names, matta, tr) for d in decisions))
 
 
-def _mark(word: str, style: str) -> str:
-    return f"[{style}]{word}[/]"
+def styled(style: str, text: str) -> str:
+    """Text in a rich style: styled("dim", "best") is "[dim]best[/]"."""
+    return f"[{style}]{text}[/]"
 
 
 def _move_cards(m: Move) -> tuple[set[Card], set[Card]]:

@@ -11,6 +11,10 @@ with its position and why it lost), the evaluation graph beside the position
 of the decision in focus (← / → or a click move the focus), the players, where
 the result came from (dealer's edge, luck of the deals, hidden luck, play,
 noise), the luck of each deal, and every decision.
+
+Every word on it is in the reader's language (cirulla.solver.i18n): the
+templates' through Jinja2's i18n extension, this module's through the same
+translator, the reasons explained again from each decision's figures.
 """
 from __future__ import annotations
 
@@ -23,10 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from cirulla.solver import analysis
 from cirulla.solver.analysis import Decision, JudgedBy, PointKind, Summary, TimelinePoint
-from cirulla.solver.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Card, ordered
+from cirulla.solver.cards import RANKS, SUIT_SYMBOLS, SUITS, Card, ordered
 from cirulla.solver.events import CATEGORIES, Deal, HandEnd
+from cirulla.solver.i18n import N_, Translations, language_of, translator
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
+
+from .render import CATEGORY_NAMES, GRADE_WORDS, goal, grade_count
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -37,13 +44,12 @@ GRADE_COLOURS = {"inaccuracy": "#d4a106", "mistake": "#f97316", "blunder": "#dc2
 # the five parts of the result, each its own colour (the split's bars and its legend)
 PART_COLOURS = {"start": "#64748b", "luck": "#0ea5e9", "hidden_luck": "#8b5cf6", "play": "#16a34a",
                 "noise": "#d6a35c"}
-PART_LABELS = {"start": "dealer's edge", "luck": "luck of the deals", "hidden_luck": "hidden luck",
-               "play": "play", "noise": "noise"}
-PHASE_WORDS = {"first_round": "first round", "middle": "middle of the hand",
-               "last_two_rounds": "last two rounds (solved exactly)"}
-CATEGORY_WORDS = {"scope": "scope", "declarations": "declarations", "cards": "cards", "diamonds": "diamonds",
-                  "settebello": "settebello", "primiera": "primiera", "grande": "grande", "piccola": "piccola",
-                  "re_bello": "re bello"}
+PART_LABELS = {"start": N_("dealer's edge"), "luck": N_("luck of the deals"), "hidden_luck": N_("hidden luck"),
+               "play": N_("play"), "noise": N_("noise")}
+PHASE_WORDS = {"first_round": N_("first round"), "middle": N_("middle of the hand"),
+               "last_two_rounds": N_("last two rounds (solved exactly)")}
+# a card in words (its tooltip): the ranks and the suits of the Genoese pack (docs/rules.md, R-SUITS)
+RANK_NAMES = (N_("ace"), "2", "3", "4", "5", "6", "7", N_("jack"), N_("queen"), N_("king"))   # (digits: no message)
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 WORST = 3                           # errors per player at the top of the page
 
@@ -57,15 +63,22 @@ CSS = _template_text("report.css")
 JS = _template_text("report.js")
 
 
-@lru_cache(maxsize=1)
-def environment() -> Environment:
-    """The templates of cli/templates/, HTML autoescaped; `cardtext` draws the
-    cards named in a text (a reason, a move) in their suits' colours."""
+@lru_cache(maxsize=4)
+def environment(tr: Translations | None = None) -> Environment:
+    """The templates of cli/templates/ in the language of `tr` (English by
+    default), HTML autoescaped; `cardtext` draws the cards named in a text (a
+    reason, a move) in their suits' colours. The templates' texts are _()
+    calls and {% trans %} blocks, their whitespace trimmed (as babel.cfg
+    extracts them); `lang` is the page's language tag."""
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+    tr = tr or translator()
     env = Environment(loader=PackageLoader("cirulla.cli", "templates"),
                       autoescape=select_autoescape(["html", "svg"], default_for_string=True),
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                      undefined=StrictUndefined)
+                      undefined=StrictUndefined, extensions=["jinja2.ext.i18n"])
+    env.policies["ext.i18n.trimmed"] = True
+    env.install_gettext_translations(tr, newstyle=True)     # type: ignore[attr-defined]
+    env.globals["lang"] = language_of(tr)
     env.filters["cardtext"] = card_text
     return env
 
@@ -119,16 +132,25 @@ class CardView:
     mark: str = ""          # CSS classes: played, taken, best
 
 
-def card_view(c: Card, matta: Card | None, mark: str = "") -> CardView:
-    rank = RANKS[c.rank]
-    return CardView(rank=rank, suit=SUIT_SYMBOLS[c.suit], red=c.suit < 2, matta=c == matta, code=str(c),
-                    name=f"{rank} of {SUIT_NAMES[c.suit]}" + (" — the matta (wild card)" if c == matta else ""),
-                    mark=mark)
+def card_name(c: Card, tr: Translations, matta: Card | None = None) -> str:
+    """A card in words: "7 of hearts — the matta (wild card)"."""
+    _ = tr.gettext
+    # "diamonds" is a category too (denari): as a suit it has its own context (quadri)
+    suits = (tr.pgettext("suit", "diamonds"), tr.pgettext("suit", "hearts"), tr.pgettext("suit", "clubs"),
+             tr.pgettext("suit", "spades"))
+    name = _("%(rank)s of %(suit)s") % {"rank": _(RANK_NAMES[c.rank]), "suit": suits[c.suit]}
+    return _("%(card)s — the matta (wild card)") % {"card": name} if c == matta else name
 
 
-def card_views(cards: Iterable[Card], matta: Card | None, marks: dict[Card, str] | None = None) -> list[CardView]:
+def card_view(c: Card, matta: Card | None, mark: str = "", *, tr: Translations | None = None) -> CardView:
+    return CardView(rank=RANKS[c.rank], suit=SUIT_SYMBOLS[c.suit], red=c.suit < 2, matta=c == matta, code=str(c),
+                    name=card_name(c, tr or translator(), matta), mark=mark)
+
+
+def card_views(cards: Iterable[Card], matta: Card | None, marks: dict[Card, str] | None = None, *,
+               tr: Translations | None = None) -> list[CardView]:
     marks = marks or {}
-    return [card_view(c, matta, marks.get(c, "")) for c in ordered(cards)]
+    return [card_view(c, matta, marks.get(c, ""), tr=tr) for c in ordered(cards)]
 
 
 @dataclass(frozen=True)
@@ -142,10 +164,10 @@ class MoveView:
     points: int = 0
 
 
-def move_view(m: Move, matta: Card | None) -> MoveView:
-    declared = card_views([*m.declared, *m.declared_second], matta)
-    return MoveView(text=str(m), card=None if m.card is None else card_view(m.card, matta),
-                    captured=card_views(m.captured, matta), declared=declared,
+def move_view(m: Move, matta: Card | None, tr: Translations) -> MoveView:
+    declared = card_views([*m.declared, *m.declared_second], matta, tr=tr)
+    return MoveView(text=str(m), card=None if m.card is None else card_view(m.card, matta, tr=tr),
+                    captured=card_views(m.captured, matta, tr=tr), declared=declared,
                     matta_as="" if m.matta_as is None else RANKS[m.matta_as], points=m.points)
 
 
@@ -188,6 +210,7 @@ class DecisionView:
     colour: str
     cls: str                        # forced, inaccuracy, mistake, blunder or ""
     judgement: str
+    judgement_word: str             # the judgement (or "forced") in the reader's language
     forced: bool
     severity: float
     played: MoveView
@@ -212,7 +235,13 @@ class DecisionView:
     categories: list[tuple[str, Num, Num]] = field(default_factory=list)    # category, played, best
 
 
-def decision_view(d: Decision, match: Match, matta: Card | None) -> DecisionView:
+def hand_round_label(hand: int, rnd: int, tr: Translations) -> str:
+    """A decision's hand and round, short: "H1 R3" (both 0-based)."""
+    return tr.gettext("H%(hand)s R%(round)s") % {"hand": hand + 1, "round": rnd + 1}
+
+
+def decision_view(d: Decision, match: Match, matta: Card | None, tr: Translations) -> DecisionView:
+    _ = tr.gettext
     names, sides = match.names, match.side_names
     same = d.forced or d.played == d.best
     win = ""
@@ -227,25 +256,27 @@ def decision_view(d: Decision, match: Match, matta: Card | None) -> DecisionView
     def marks(cards: Iterable[Card], played: set[Card], best: set[Card], word: str) -> dict[Card, str]:
         return {c: " ".join(w for w, on in ((word, c in played), ("best", c in best)) if on) for c in cards}
 
-    categories = [(CATEGORY_WORDS[c], signed(d.played_categories.get(c, 0.0)), signed(d.best_categories.get(c, 0.0)))
+    categories = [(_(CATEGORY_NAMES[c]), signed(d.played_categories.get(c, 0.0)), signed(d.best_categories.get(c, 0.0)))
                   for c in CATEGORIES
                   if abs(d.played_categories.get(c, 0.0)) >= 0.005 or abs(d.best_categories.get(c, 0.0)) >= 0.005]
     return DecisionView(
-        number=d.number, label=f"#{d.number + 1}", where=f"H{d.hand + 1} R{d.round + 1}",
+        number=d.number, label=f"#{d.number + 1}", where=hand_round_label(d.hand, d.round, tr),
         hand_round=f"{d.hand + 1}.{d.round + 1}", seat=d.seat, player=names[d.seat], side=d.side,
         side_name=sides[d.side], colour=side_colour(d.side),
-        cls="forced" if d.forced else (d.judgement or ""), judgement=d.judgement or "", forced=d.forced,
-        severity=d.severity, played=move_view(d.played, matta),
-        best=None if same else move_view(d.best, matta),
+        cls="forced" if d.forced else (d.judgement or ""), judgement=d.judgement or "",
+        judgement_word=_("forced") if d.forced else _(GRADE_WORDS[d.judgement]) if d.judgement else "",
+        forced=d.forced, severity=d.severity, played=move_view(d.played, matta, tr),
+        best=None if same else move_view(d.best, matta, tr),
         loss="" if same else f"{d.loss:.2f}", loss_se="" if same else f"{d.loss_stderr:.2f}", win=win,
         win_drop="" if same or d.judged_by is not JudgedBy.WIN_CHANCE or d.win_chance_loss is None
         else f"{-100 * d.win_chance_loss:+.1f}%",
-        hindsight=None if d.forced else move_view(d.hindsight_best, matta),
+        hindsight=None if d.forced else move_view(d.hindsight_best, matta, tr),
         hindsight_loss=f"{d.hindsight_loss:.2f}" if not d.forced and d.hindsight_loss > 0.005 else "",
-        reason=d.reason, kind=str(d.kind or ""), phase=PHASE_WORDS.get(str(d.phase), str(d.phase)),
-        hand=card_views(p.hand, matta, marks(p.hand, own, best_own, "played")),
-        table=card_views(p.table, matta, marks(p.table, taken, best_taken, "taken")),
-        unseen=card_views(p.unseen, matta),
+        reason=analysis.explain(d, tr) if d.judgement else "", kind=str(d.kind or ""),
+        phase=_(PHASE_WORDS[d.phase]) if d.phase in PHASE_WORDS else str(d.phase),
+        hand=card_views(p.hand, matta, marks(p.hand, own, best_own, "played"), tr=tr),
+        table=card_views(p.table, matta, marks(p.table, taken, best_taken, "taken"), tr=tr),
+        unseen=card_views(p.unseen, matta, tr=tr),
         scores=[(sides[s], side_colour(s), str(p.scores[s]), str(p.hand_points[s]))
                 for s in range(len(p.scores))],
         held=[(names[s], n) for s, n in enumerate(p.hand_sizes) if s != d.seat],
@@ -257,6 +288,7 @@ def decision_view(d: Decision, match: Match, matta: Card | None) -> DecisionView
 
 W, LEFT, RIGHT = 760, 50, 12
 TOP, PLOT_H, GAP, LUCK_H, AXIS = 30, 230, 44, 70, 8
+AHEAD_CHAR = 7.0                    # px a character of the "ahead" labels takes (12 px, semibold)
 
 
 def _point_round(p: TimelinePoint, match: Match, by_number: dict[int, Decision]) -> int:
@@ -266,10 +298,11 @@ def _point_round(p: TimelinePoint, match: Match, by_number: dict[int, Decision])
     return e.round if isinstance(e, Deal) else -1
 
 
-def graph_data(summary: Summary, decisions: Sequence[Decision], match: Match) -> dict[str, Any]:
+def graph_data(summary: Summary, decisions: Sequence[Decision], match: Match, tr: Translations) -> dict[str, Any]:
     """The graph's geometry, every coordinate formatted: side 0's expected
     margin after every event, the errors on it, hands as bands, rounds as
     ticks, the luck of each deal below."""
+    _ = tr.gettext
     points = summary.timeline
     by_number = {d.number: d for d in decisions}
     sides, names = match.side_names, match.names
@@ -292,8 +325,8 @@ def graph_data(summary: Summary, decisions: Sequence[Decision], match: Match) ->
     for h in sorted({p.hand for p in points}):
         idx = [i for i, p in enumerate(points) if p.hand == h]
         x0, x1 = xs[idx[0]], xs[idx[-1]]
-        hands.append({"x": f(x0), "w": f(x1 - x0), "mid": f((x0 + x1) / 2), "label": f"Hand {h + 1}",
-                      "short": f"H{h + 1}", "shade": h % 2 == 1, "sep": idx[0] > 0})
+        hands.append({"x": f(x0), "w": f(x1 - x0), "mid": f((x0 + x1) / 2),
+                      "label": _("Hand %(hand)s") % {"hand": h + 1}, "shade": h % 2 == 1, "sep": idx[0] > 0})
     # a tick at each round's deal: H1 R1 at a hand's first, R2 ... after it
     ticks: list[dict[str, Any]] = []
     last_x = -1e9
@@ -303,7 +336,7 @@ def graph_data(summary: Summary, decisions: Sequence[Decision], match: Match) ->
         r = _point_round(p, match, by_number)
         if ticks and ticks[-1]["hand"] == p.hand and ticks[-1]["round"] == r:
             continue                                    # a void deal dealt again
-        label = f"H{p.hand + 1} R{r + 1}" if r == 0 else f"R{r + 1}"
+        label = hand_round_label(p.hand, r, tr) if r == 0 else _("R%(round)s") % {"round": r + 1}
         show = xs[i] - last_x >= (34 if r == 0 else 18)
         if show:
             last_x = xs[i]
@@ -319,27 +352,31 @@ def graph_data(summary: Summary, decisions: Sequence[Decision], match: Match) ->
     zero = y(0)
     ahead = []
     for side, (a, b) in enumerate(((TOP, zero), (zero, TOP + PLOT_H))):
-        if b - a > 50:
-            ahead.append({"y": f((a + b) / 2), "label": f"{sides[side]} ahead", "colour": SIDE_COLOURS[side]})
+        label = _("%(side)s ahead") % {"side": sides[side]}
+        if b - a > max(50, AHEAD_CHAR * len(label)):       # where it fits beside its half of the graph
+            ahead.append({"y": f((a + b) / 2), "label": label, "colour": SIDE_COLOURS[side]})
     path = " ".join(f"{'M' if i == 0 else 'L'}{xs[i]:.1f},{y(p.margin):.1f}" for i, p in enumerate(points))
     area = f"{path} L{xs[-1]:.1f},{zero:.1f} L{xs[0]:.1f},{zero:.1f} Z"
     ends, turns, errors = [], [], []
     for i, p in enumerate(points):
         cx, cy = f(xs[i]), f(y(p.margin))
         if p.kind is PointKind.END:
-            ends.append({"x": cx, "y": cy, "title": f"End of hand {p.hand + 1}: score margin {p.margin:+.0f}"})
+            ends.append({"x": cx, "y": cy, "title": _("End of hand %(hand)s: score margin %(margin)s")
+                         % {"hand": p.hand + 1, "margin": f"{p.margin:+.0f}"}})
         d = by_number.get(p.decision) if p.kind is PointKind.TURN and p.decision is not None else None
         if d is None:
             continue
-        tip = (f"#{d.number + 1}, H{d.hand + 1} R{d.round + 1}, {names[d.seat]}: {d.played} — "
+        tip = (f"#{d.number + 1}, {hand_round_label(d.hand, d.round, tr)}, {names[d.seat]}: {d.played} — "
                f"{sides[0]} {p.margin:+.2f}")
         turns.append({"x": cx, "y": cy, "decision": d.number, "title": tip})
         if d.judgement is not None:
             errors.append({"x": cx, "y": cy, "decision": d.number, "judgement": str(d.judgement),
                            "r": {"inaccuracy": 4.5, "mistake": 5.5, "blunder": 7}[d.judgement],
                            "colour": GRADE_COLOURS[d.judgement],
-                           "title": f"{names[d.seat]}, hand {d.hand + 1} round {d.round + 1}: {d.played} — "
-                                    f"{d.judgement}, lost {d.loss:.2f} points; best {d.best}"})
+                           "title": _("%(player)s, hand %(hand)s round %(round)s: %(move)s — %(judgement)s, "
+                                      "lost %(loss)s points; best %(best)s")
+                           % {"player": names[d.seat], "hand": d.hand + 1, "round": d.round + 1, "move": d.played,
+                              "judgement": _(GRADE_WORDS[d.judgement]), "loss": f"{d.loss:.2f}", "best": d.best}})
     ly0 = TOP + PLOT_H + GAP
     mid = ly0 + LUCK_H / 2
     biggest = max([abs(dl.luck) for dl in summary.deals] + [1.0])
@@ -354,7 +391,8 @@ def graph_data(summary: Summary, decisions: Sequence[Decision], match: Match) ->
         bars.append({"x": f(xs[at] - bw / 2), "y": f(mid - bh if dl.luck >= 0 else mid), "w": f(bw),
                      "h": f(max(bh, 0.8)), "luck": f"{dl.luck:.3f}",
                      "colour": SIDE_COLOURS[0] if dl.luck >= 0 else SIDE_COLOURS[1],
-                     "title": f"Hand {dl.hand + 1}, deal of round {dl.round + 1}: {dl.luck:+.2f} for {sides[0]}"})
+                     "title": _("Hand %(hand)s, deal of round %(round)s: %(luck)s for %(side)s")
+                     % {"hand": dl.hand + 1, "round": dl.round + 1, "luck": f"{dl.luck:+.2f}", "side": sides[0]}})
     return {"w": W, "h": height, "left": LEFT, "right": W - RIGHT, "top": TOP, "plot_bottom": f(TOP + PLOT_H),
             "bottom": bottom, "axis_y": bottom + AXIS, "n": n, "hands": hands, "ticks": ticks, "grid": grid,
             "ahead": ahead, "path": path, "area": area, "zero": f(zero), "ends": ends, "turns": turns,
@@ -371,24 +409,25 @@ def _nice_step(raw: float) -> float:
 
 # --- the summary --------------------------------------------------------------------------------
 
-def players_data(summary: Summary) -> list[dict[str, Any]]:
+def players_data(summary: Summary, tr: Translations) -> list[dict[str, Any]]:
+    _ = tr.gettext
     out = []
     for p in summary.players:
         out.append({
             "seat": p.seat, "name": p.name, "colour": side_colour(p.side), "accuracy": f"{p.accuracy:.1f}",
-            "chips": [("inaccuracy", p.inaccuracies, "inaccurac" + ("y" if p.inaccuracies == 1 else "ies")),
-                      ("mistake", p.mistakes, "mistake" + ("" if p.mistakes == 1 else "s")),
-                      ("blunder", p.blunders, "blunder" + ("" if p.blunders == 1 else "s"))],
-            "facts": [("decisions (forced)", f"{p.decisions} ({p.forced})"), ("points lost", f"{p.loss:.2f}"),
-                      ("lost per unforced decision", f"{p.average_loss:.3f}"),
-                      ("lost against perfect knowledge", f"{p.hindsight_loss:.1f}"),
-                      ("… by the best moves it could see", f"{p.unavoidable_loss:.1f}")]})
+            "chips": [(g, n, grade_count(g, n, tr)) for g, n in (("inaccuracy", p.inaccuracies),
+                                                                  ("mistake", p.mistakes), ("blunder", p.blunders))],
+            "facts": [(_("decisions (forced)"), f"{p.decisions} ({p.forced})"), (_("points lost"), f"{p.loss:.2f}"),
+                      (_("lost per unforced decision"), f"{p.average_loss:.3f}"),
+                      (_("lost against perfect knowledge"), f"{p.hindsight_loss:.1f}"),
+                      (_("… by the best moves it could see"), f"{p.unavoidable_loss:.1f}")]})
     return out
 
 
-def split_data(summary: Summary) -> dict[str, Any]:
+def split_data(summary: Summary, tr: Translations) -> dict[str, Any]:
     """The table of the five parts by side, and side 0's waterfall: each part
     a bar from the running total, the result last."""
+    _ = tr.gettext
     keys = tuple(PART_COLOURS)
     rows = [{"side": s.side, "name": s.name, "colour": side_colour(s.side), "result": f"{s.result:+.0f}",
              "parts": [signed(getattr(s, k)) for k in keys]} for s in summary.sides]
@@ -407,12 +446,12 @@ def split_data(summary: Summary) -> dict[str, Any]:
     steps = []
     for k, v, a in zip(keys, values, ends, strict=False):
         left, right = sorted((a, a + v))
-        steps.append({"key": k, "label": PART_LABELS[k], "colour": PART_COLOURS[k], "value": signed(v),
+        steps.append({"key": k, "label": _(PART_LABELS[k]), "colour": PART_COLOURS[k], "value": signed(v),
                       "left": pct(left), "width": f"{max(100 * (right - left) / span, 0.4):.2f}"})
     winner = 0 if s0.result >= 0 else 1
-    steps.append({"key": "result", "label": "result", "colour": SIDE_COLOURS[winner], "value": signed(s0.result, 0),
+    steps.append({"key": "result", "label": _("result"), "colour": SIDE_COLOURS[winner], "value": signed(s0.result, 0),
                   "left": pct(min(0.0, s0.result)), "width": f"{max(100 * abs(s0.result) / span, 0.4):.2f}"})
-    return {"rows": rows, "keys": [(PART_LABELS[k], PART_COLOURS[k]) for k in keys], "steps": steps,
+    return {"rows": rows, "keys": [(_(PART_LABELS[k]), PART_COLOURS[k]) for k in keys], "steps": steps,
             "zero": pct(0.0), "side0": s0.name, "side1": summary.sides[1].name}
 
 
@@ -430,10 +469,12 @@ def luck_data(summary: Summary) -> dict[str, Any]:
 
 # --- the page -----------------------------------------------------------------------------------
 
-def _table_rows(decisions: list[DecisionView], summary: Summary, match: Match) -> list[dict[str, Any]]:
+def _table_rows(decisions: list[DecisionView], summary: Summary, match: Match,
+                tr: Translations) -> list[dict[str, Any]]:
     """The decisions in order, with a row at each hand's start (the dealer's
     edge) and end (the score, and what the last steps did), and each
     decision's parts of the graph: the deal(s) before it and its move."""
+    _ = tr.gettext
     rows: list[dict[str, Any]] = []
     by_number = {d.number: d for d in decisions}
     pending = Parts()
@@ -441,8 +482,8 @@ def _table_rows(decisions: list[DecisionView], summary: Summary, match: Match) -
     for p in summary.timeline:
         if p.kind is PointKind.START:
             dealer = _dealer_at(match, p.event_index)
-            rows.append({"kind": "start", "label": f"Hand {p.hand + 1}",
-                         "text": "" if dealer is None else f"{match.names[dealer]} deals",
+            rows.append({"kind": "start", "label": _("Hand %(hand)s") % {"hand": p.hand + 1},
+                         "text": "" if dealer is None else _("%(player)s deals") % {"player": match.names[dealer]},
                          "edge": signed(p.margin - before)})
         elif p.kind is PointKind.DEAL:
             pending.add(p)
@@ -457,7 +498,7 @@ def _table_rows(decisions: list[DecisionView], summary: Summary, match: Match) -
             e = match.events[p.event_index]
             hand_score = "" if not isinstance(e, HandEnd) else " – ".join(
                 f"{n} {s.total}" for n, s in zip(match.side_names, e.sides, strict=False))
-            rows.append({"kind": "end", "label": f"End of hand {p.hand + 1}", "text": hand_score,
+            rows.append({"kind": "end", "label": _("End of hand %(hand)s") % {"hand": p.hand + 1}, "text": hand_score,
                          "parts": pending.views(), "margin": signed(p.margin, 0)})
             pending = Parts()
         before = p.margin
@@ -471,11 +512,14 @@ def _dealer_at(match: Match, event_index: int) -> int | None:
     return e.dealer if isinstance(e, Deal) else None
 
 
-def page_data(match: Match, decisions: Sequence[Decision], summary: Summary) -> dict[str, Any]:
+def page_data(match: Match, decisions: Sequence[Decision], summary: Summary,
+              tr: Translations | None = None) -> dict[str, Any]:
+    tr = tr or translator()
+    _ = tr.gettext
     r = match.rules
     matta = r.matta_card
     sides = match.side_names
-    views = [decision_view(d, match, matta) for d in decisions]
+    views = [decision_view(d, match, matta, tr) for d in decisions]
     by_seat: dict[int, list[DecisionView]] = {}
     for v in views:
         if v.judgement:
@@ -487,21 +531,22 @@ def page_data(match: Match, decisions: Sequence[Decision], summary: Summary) -> 
                       "accuracy": f"{p.accuracy:.1f}", "errors": errors})
     costliest = max((v for v in views if v.judgement), key=lambda v: v.severity, default=None)
     focus = costliest.number if costliest is not None else (views[0].number if views else -1)
-    rows = _table_rows(views, summary, match)
-    th = ", ".join(f"{name} ≥ {value:g}" for name, value in reversed(analysis.THRESHOLDS))
+    rows = _table_rows(views, summary, match, tr)
+    th = ", ".join(_(GRADE_WORDS[name]) + f" ≥ {value:g}" for name, value in reversed(analysis.THRESHOLDS))
     return {
         "csp": CSP, "css": CSS, "js": JS, "title": " vs ".join(sides), "rules": r.name, "players_n": r.players,
-        "goal": f"{r.hands} hand{'s' if r.hands > 1 else ''}" if r.hands else f"to {r.target}",
+        "goal": goal(r.hands, r.target, tr),
         "score": [(n, s, side_colour(i)) for i, (n, s) in enumerate(zip(sides, summary.scores, strict=False))],
-        "outcome": "unfinished" if summary.winner is None else f"{sides[summary.winner]} won",
-        "matta": None if matta is None else card_view(matta, matta),
+        "outcome": _("unfinished") if summary.winner is None else _("%(side)s won") % {"side": sides[summary.winner]},
+        "matta": None if matta is None else card_view(matta, matta, tr=tr),
         "worst": worst, "focus": focus, "decisions": views, "rows": rows,
-        "graph": graph_data(summary, decisions, match) if summary.timeline else None,
-        "players": players_data(summary),
-        "split": split_data(summary) if summary.sides else None,
+        "graph": graph_data(summary, decisions, match, tr) if summary.timeline else None,
+        "players": players_data(summary, tr),
+        "split": split_data(summary, tr) if summary.sides else None,
         "luck": luck_data(summary) if summary.deals else None,
         "has_win": any(v.win for v in views), "has_parts": bool(summary.timeline),
         "side0": sides[0], "side0_colour": SIDE_COLOURS[0], "grades": GRADE_COLOURS,
+        "grade_words": {g: _(w) for g, w in GRADE_WORDS.items()},
         "footer": {"thresholds": th, "significance": f"{analysis.SIGNIFICANCE:g}",
                    "half": f"{analysis.HALF_ACCURACY:g}",
                    "worth": None if summary.point_worth is None else f"{100 * summary.point_worth:.1f}%",
@@ -510,6 +555,8 @@ def page_data(match: Match, decisions: Sequence[Decision], summary: Summary) -> 
     }
 
 
-def html_report(match: Match, decisions: Sequence[Decision], summary: Summary) -> str:
-    """The whole page, one self-contained file."""
-    return environment().get_template("report.html").render(page_data(match, decisions, summary))
+def html_report(match: Match, decisions: Sequence[Decision], summary: Summary,
+                tr: Translations | None = None) -> str:
+    """The whole page, one self-contained file, in the language of `tr` (English by default)."""
+    tr = tr or translator()
+    return environment(tr).get_template("report.html").render(page_data(match, decisions, summary, tr))

@@ -70,7 +70,9 @@ one figure before hidden luck and noise were told apart, is their sum.
 
 Why an error lost (``explain``): one or two sentences from the decision's own
 figures (the loss, the scopa risks of both moves, the categories each gains),
-and its ``kind`` (ErrorKind) read from the same figures.
+and its ``kind`` (ErrorKind) read from the same figures. ``Decision.reason`` is
+the English one, as the wire carries it; a page or a terminal explains the
+decision again in its reader's language (``explain(d, translator("it"))``).
 """
 from __future__ import annotations
 
@@ -88,6 +90,7 @@ from ._equity import EquityTable
 from .cards import Card, format_cards
 from .errors import StateError
 from .events import CATEGORIES, Deal, Event, HandEnd, Turn
+from .i18n import N_, Translations, translator
 from .match import Match
 from .moves import Move
 from .rules import Rules
@@ -496,9 +499,22 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
 # --- what an error did, in words ---------------------------------------------------
 
 RACES = ("cards", "diamonds", "settebello", "primiera", "grande", "piccola", "re_bello")
-CATEGORY_WORDS = {"scope": "scope", "declarations": "declarations", "cards": "cards", "diamonds": "diamonds",
-                  "settebello": "the settebello", "primiera": "primiera", "grande": "the grande",
-                  "piccola": "the piccola", "re_bello": "the re bello"}
+# a category among others in a reason's list of figures: "scope +0.90, the settebello -0.15"
+CATEGORY_WORDS = {"scope": N_("scope"), "declarations": N_("declarations"), "cards": N_("cards"),
+                  "diamonds": N_("diamonds"), "settebello": N_("the settebello"), "primiera": N_("primiera"),
+                  "grande": N_("the grande"), "piccola": N_("the piccola"), "re_bello": N_("the re bello")}
+# the first sentence of a reason for ground given in one category (each whole: its words change with it)
+GROUND_GIVEN = {
+    "scope": N_("%(move)s gives ground for scope (%(points)s)"),
+    "declarations": N_("%(move)s gives ground for declarations (%(points)s)"),
+    "cards": N_("%(move)s gives ground for cards (%(points)s)"),
+    "diamonds": N_("%(move)s gives ground for diamonds (%(points)s)"),
+    "settebello": N_("%(move)s gives ground for the settebello (%(points)s)"),
+    "primiera": N_("%(move)s gives ground for primiera (%(points)s)"),
+    "grande": N_("%(move)s gives ground for the grande (%(points)s)"),
+    "piccola": N_("%(move)s gives ground for the piccola (%(points)s)"),
+    "re_bello": N_("%(move)s gives ground for the re bello (%(points)s)"),
+}
 SCOPA_RISK_GAP = 0.10           # a move "gives a scopa" when it adds this much sweep chance ...
 SCOPA_SHARE = 0.4               # ... and the scope account for this share of its loss at least
 
@@ -551,45 +567,71 @@ def _points(x: float) -> str:
     return f"{x:+.2f}"
 
 
-def explain(d: Decision) -> str:
+def move_words(move: Move, tr: Translations) -> str:
+    """A move as a reason names it: its text form (7C x 2C 5S, card codes in
+    every language), a declaration's verb in the reader's language."""
+    text = str(move)
+    if move.is_declaration:
+        return tr.pgettext("move", "declare") + text.removeprefix("declare")
+    return text
+
+
+def explain(d: Decision, tr: Translations | None = None) -> str:
     """One or two plain sentences on why an error lost: what the played move
-    did, then what the best move gains and where. Every figure is one of the
-    decision's own (loss, scopa risks, category_gains), as the report shows them."""
+    did, then what the best move gains and where, in the language of `tr`
+    (English by default). Every figure is one of the decision's own (loss,
+    scopa risks, category_gains), as the report shows them."""
+    tr = tr or translator()
+    _ = tr.gettext
     kind = d.kind or error_kind(d)
     played, best = d.played, d.best
+    words = {"move": move_words(played, tr), "best": move_words(best, tr)}
     gains = category_gains(d)
     first: str
     if kind is ErrorKind.DECLARATION:
-        first = (f"Declaring {format_cards(played.declared)} was not the best move" if played.is_declaration
-                 else f"Playing {played} instead of declaring {format_cards(best.declared)} gave up points")
+        first = (_("Declaring %(cards)s was not the best move") % {"cards": format_cards(played.declared)}
+                 if played.is_declaration else
+                 _("Playing %(move)s instead of declaring %(cards)s gave up points")
+                 % {**words, "cards": format_cards(best.declared)})
     elif kind is ErrorKind.GAVE_SCOPA:
         left = _table_after(d)
-        total = sum(c.rank + 1 for c in left)
-        first = (f"{played} leaves {format_cards(left)} ({total}) on the table: the next player sweeps it "
-                 f"{d.played_scopa_risk:.0%} of the time, against {d.best_scopa_risk:.0%} after the best move "
-                 f"(scope {_points(-gains['scope'])})")
+        first = _("%(move)s leaves %(cards)s (%(total)s) on the table: the next player sweeps it %(risk)s of the "
+                  "time, against %(best_risk)s after the best move (scope %(scope)s)") % {
+            **words, "cards": format_cards(left), "total": sum(c.rank + 1 for c in left),
+            "risk": f"{d.played_scopa_risk:.0%}", "best_risk": f"{d.best_scopa_risk:.0%}",
+            "scope": _points(-gains["scope"])}
     elif kind is ErrorKind.MISSED_CAPTURE:
-        took = f"takes only {format_cards(played.captured)}" if played.captured else "takes nothing"
-        sweep = " and sweeps the table" if _sweeps(d, best) else ""
-        first = f"{played} {took}, where {best} takes {format_cards(best.captured)}{sweep}"
+        sweeps = _sweeps(d, best)
+        if played.captured:
+            first = (_("%(move)s takes only %(taken)s, where %(best)s takes %(cards)s and sweeps the table")
+                     if sweeps else _("%(move)s takes only %(taken)s, where %(best)s takes %(cards)s"))
+        else:
+            first = (_("%(move)s takes nothing, where %(best)s takes %(cards)s and sweeps the table")
+                     if sweeps else _("%(move)s takes nothing, where %(best)s takes %(cards)s"))
+        first %= {**words, "taken": format_cards(played.captured), "cards": format_cards(best.captured)}
     elif kind is ErrorKind.OVER_CAPTURED:
-        first = (f"{played} takes {len(played.captured)} cards, more than the best move's "
-                 f"{len(best.captured)}, and pays for it elsewhere")
+        count = len(played.captured)
+        first = tr.ngettext("%(move)s takes %(count)s card, more than the best move's %(best_count)s, and pays for "
+                            "it elsewhere",
+                            "%(move)s takes %(count)s cards, more than the best move's %(best_count)s, and pays for "
+                            "it elsewhere", count) % {**words, "count": count, "best_count": len(best.captured)}
     else:
         worst = max(RACES if kind is ErrorKind.LOST_RACE else CATEGORIES, key=lambda c: gains[c])
-        first = f"{played} gives ground for {CATEGORY_WORDS[worst]} ({_points(-gains[worst])})"
+        first = _(GROUND_GIVEN[worst]) % {**words, "points": _points(-gains[worst])}
     top = sorted((c for c in CATEGORIES if abs(gains[c]) >= 0.005), key=lambda c: -abs(gains[c]))[:2]
-    where = ", ".join(f"{CATEGORY_WORDS[c]} {_points(gains[c])}" for c in top)
+    where = ", ".join(_("%(category)s %(points)s") % {"category": _(CATEGORY_WORDS[c]), "points": _points(gains[c])}
+                      for c in top)
     if d.judged_by is JudgedBy.WIN_CHANCE and d.win_chance_loss is not None:
         # near the target the chance of winning the match ranks the moves, and
         # a move can win it with fewer points in this hand
-        second = (f"the best move, {best}, is worth {d.win_chance_loss:.1%} more chance of winning the match "
-                  f"and {d.loss:.2f} points more in this hand")
+        second = _("the best move, %(best)s, is worth %(chance)s more chance of winning the match and %(loss)s "
+                   "points more in this hand") % {**words, "chance": f"{d.win_chance_loss:.1%}",
+                                                  "loss": f"{d.loss:.2f}"}
     else:
-        second = f"the best move, {best}, is worth {d.loss:.2f} points more"
+        second = _("the best move, %(best)s, is worth %(loss)s points more") % {**words, "loss": f"{d.loss:.2f}"}
     if where:
-        second += f" ({where})"
-    return f"{first}; {second}."
+        second = _("%(figures)s (%(where)s)") % {"figures": second, "where": where}
+    return _("%(first)s; %(second)s.") % {"first": first, "second": second}
 
 
 # --- the whole match ---------------------------------------------------------------

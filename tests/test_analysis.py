@@ -1,7 +1,7 @@
 """Post-game analysis: decisions judged from the seat's own view,
 the hindsight (every card visible) beside it, the luck of the deals, and the
 identity result = start + luck + hidden luck + play + noise, event by event,
-and what an error did, in words.
+and what an error did, in words (English and Italian).
 
 Records are built by the rules and replayed from their JSON, as a user's
 would be; budgets are small to keep the tests fast. Rule ids refer to
@@ -29,11 +29,14 @@ from cirulla.solver.analysis import (
     analyze_all,
     category_gains,
     decision_count,
+    explain,
     grade,
     hand_phase,
+    move_words,
     point_worth,
 )
 from cirulla.solver.events import Deal, HandEnd
+from cirulla.solver.i18n import LANGUAGES, translator
 from cirulla.solver.players import GreedyPlayer, RandomPlayer
 from cirulla.solver.search import CancelToken
 
@@ -288,10 +291,16 @@ def _numbers(text: str) -> list[str]:
     return re.findall(r"(?<![\w.])[+-]?\d+(?:\.\d+)?%?(?![A-Z\w])", text)
 
 
-def test_an_explanations_figures_are_the_decisions_own(twenty_games):
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_an_explanations_figures_are_the_decisions_own(twenty_games, lang):
+    """In every language: the figures are formatted alike, whatever the words around them."""
+    tr = translator(lang)
     checked = 0
     for _, decisions, _ in twenty_games:
         for d in (d for d in decisions if d.judgement):
+            reason = explain(d, tr)
+            if lang == "en":
+                assert reason == d.reason               # the analysis's own is the English one
             gains = category_gains(d)
             allowed = {f"{d.loss:.2f}", f"{d.played_scopa_risk:.0%}", f"{d.best_scopa_risk:.0%}",
                        *(f"{g:+.2f}" for g in gains.values()), *(f"{-g:+.2f}" for g in gains.values()),
@@ -302,9 +311,9 @@ def test_an_explanations_figures_are_the_decisions_own(twenty_games):
             left = [c for c in table if c not in d.played.captured] + ([] if d.played.captured or not d.played.card
                                                                         else [d.played.card])
             allowed.add(str(sum(c.rank + 1 for c in left)))
-            for n in _numbers(d.reason):
-                assert n in allowed, (n, d.reason)
-            assert f"{d.loss:.2f}" in d.reason and str(d.best) in d.reason
+            for n in _numbers(reason):
+                assert n in allowed, (n, reason)
+            assert f"{d.loss:.2f}" in reason and move_words(d.best, tr) in reason
             checked += 1
     assert checked >= 20
 
@@ -318,6 +327,16 @@ def test_the_blunders_explanation_names_the_scopa_and_its_measured_chance(blunde
     assert f"{d.played_scopa_risk:.0%} of the time" in d.reason
     assert f"scope {-category_gains(d)['scope']:+.2f}" in d.reason
     assert f"{d.loss:.2f} points more" in d.reason
+
+
+def test_the_blunders_explanation_in_italian(blunder):
+    _, event, decisions, _ = blunder
+    d = next(d for d in decisions if d.event_index == event)
+    reason = explain(d, translator("it-IT"))
+    assert reason.startswith(f"{d.played} lascia sul tavolo ")
+    assert f"chi gioca dopo fa scopa con probabilità {d.played_scopa_risk:.0%}" in reason
+    assert f"(scope {-category_gains(d)['scope']:+.2f})" in reason
+    assert f"la mossa migliore, {d.best}, vale {d.loss:.2f} punti in più" in reason
 
 
 def test_a_decision_keeps_the_position_the_seat_saw(blunder):

@@ -31,7 +31,10 @@
     current = n;
     document.body.setAttribute("data-current", String(n));
     Array.prototype.forEach.call(rows(n), function (r) { r.classList.add("current"); });
-    if (count) { count.textContent = "decision " + (n + 1) + " of " + order.length; }
+    if (count) {        // "decision 3 of 40", in the page's language
+      count.textContent = count.getAttribute("data-pattern").replace("{number}", String(n + 1))
+        .replace("{total}", String(order.length));
+    }
     var pt = svg && svg.querySelector('circle.pt[data-decision="' + n + '"]');
     if (cursor && pt) {
       var x = pt.getAttribute("cx"), y = pt.getAttribute("cy");
