@@ -298,7 +298,7 @@ class SearchBudget:
 
 # The one default budget: the hint of a request that names none, ChooseMove at
 # full strength, `cirulla hint` and `play` (README "Strength"; bench/bench_cost.py)
-DEFAULT_ITERATIONS = 30_000
+DEFAULT_ITERATIONS = 20_000
 DEFAULT_TIME_CAP_MS = 1_000.0
 DEFAULT_STOPPING = StoppingRule()
 DEFAULT_BUDGET = SearchBudget(iterations=DEFAULT_ITERATIONS, time_ms=DEFAULT_TIME_CAP_MS, stopping=DEFAULT_STOPPING)
