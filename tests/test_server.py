@@ -284,7 +284,8 @@ def test_reports_not_taken_give_way_to_the_latest(match):
     """A reader slower than the reports is not sent a backlog: those it has not
     taken are replaced by the newest, and the final one replaces them all."""
     service = Service(ServerConfig(max_concurrent_searches=1))
-    reports = service.stream_hint(epb.StreamHintRequest(view=view_msg(match), budget=epb.Budget(exhaust=True, time_ms=1_000),
+    reports = service.stream_hint(epb.StreamHintRequest(view=view_msg(match),
+                                                        budget=epb.Budget(exhaust=True, time_ms=1_000),
                                                         interval_ms=10), Call())
     first = next(reports)
     assert not first.final and service.limits.slots.in_use == 1
