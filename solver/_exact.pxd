@@ -1,8 +1,8 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # Exact endgames (2 players): every world of the last round or two solved by
 # alpha-beta with a transposition table, and averaged; the legal moves, the
-# leaves' values and the hand's last two plays through memos, on a compact
-# state (XState).
+# leaves' values and the hand's last two and three plays through memos, on a
+# compact state (XState).
 
 from cirulla.solver._core cimport N_CAT, Move, u64
 from cirulla.solver._search cimport Search
