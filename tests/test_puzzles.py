@@ -485,3 +485,14 @@ def test_a_game_whose_record_is_missing_or_another_is_reported_and_skipped(tmp_p
     (tmp_path / "records.jsonl").write_text("\n".join(reversed(lines)) + "\n")     # each line another game
     done = subprocess.run([*CLI, "puzzles", str(results)], capture_output=True, text=True, timeout=300, env=ENV)
     assert done.returncode == 1 and "not the game analysed" in done.stderr
+
+
+def test_the_example_puzzle_is_one_the_command_cuts():
+    """examples/puzzle.json (the client guide's and the Python example's) is a line
+    of the fixture's puzzles, indented: its id is its position's, its solution what
+    the search finds best there."""
+    path = Path(__file__).resolve().parent.parent / "examples" / "puzzle.json"
+    p = puzzle_from_proto(json_format.Parse(path.read_text(encoding="utf-8"), zpb.Puzzle()))
+    assert p.id == position_id(p.view) and p.language == "en" and p.theme is Theme.SETTEBELLO
+    assert search_position(p.view, position_seed(p.id, 3)).best == p.solution
+    assert p.is_solution("2C x 7D 6D") and p.other("5H x 6D 4S") is p.others[0]
