@@ -48,6 +48,7 @@ from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import engine_service_pb2 as epb
 
 from . import Subcommands, add_lang_argument, records, translator_for
+from .batch import game_id
 from .habits import Game, analysis_files, read_games
 from .remote import FAILED, OK, CliError
 from .report import CSP, CSS, card_views, environment, move_view
@@ -79,9 +80,10 @@ Warn = Callable[[str, str], None]     # (where, why)
 # --- the positions worth a look ---------------------------------------------------------
 
 def promising(d: apb.DecisionAnalysis) -> bool:
-    """A decision with MIN_MOVES legal moves at least that the player got wrong, whose best move sweeps the table,
-    takes the settebello or declares (or the played one declared), or that the
-    analysis solved exactly: worth searching again for a puzzle."""
+    """A decision with MIN_MOVES legal moves at least that the player got wrong,
+    whose best move sweeps the table, takes the settebello or declares (or whose
+    played move declared), or that the analysis solved exactly: worth searching
+    again for a puzzle."""
     if d.legal_moves < puzzles.MIN_MOVES or d.judgement == apb.JUDGEMENT_FORCED:
         return False
     if d.judgement in ERRORS or d.method == epb.SEARCH_METHOD_EXACT:
@@ -144,13 +146,16 @@ class Finder:
         chosen = [d for d in game.decisions if promising(d)]
         if not chosen:
             return []
-        from .batch import game_id
+        if not game.game_id:
+            warn(game.source, "a single game's analysis (--json) names no record: analyse the records with "
+                              "`cirulla analyze RECORDS --out FILE.jsonl`")
+            return []
         try:
             match = record.loads(self.records.text(game.source))
         except (ValueError, CirullaError) as e:
             warn(game.source, str(e))
             return []
-        if game.game_id and game_id(record.to_proto(match)) != game.game_id:
+        if game_id(record.to_proto(match)) != game.game_id:
             warn(game.source, f"not the game analysed: its id is not {game.game_id}")
             return []
         out = []

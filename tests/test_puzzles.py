@@ -470,6 +470,8 @@ def test_in_italian_the_reasons_and_the_page(browser, tmp_path):
     assert isinstance(got, dict)
     assert got["verdict"] == "shown" and got["text"].startswith(f"La mossa migliore è {shown(str(p.solution))}.")
     assert re.fullmatch(r"esercizio 1 di \d+", got["count"])
+    narrow = measure(find_browser(), tmp_path, italian.page, 360)         # the longer Italian words fit too
+    assert narrow["scroll"] <= narrow["client"] and narrow["cut"] == [], narrow
 
 
 # --- what the command refuses ---------------------------------------------------------------
@@ -485,6 +487,10 @@ def test_a_game_whose_record_is_missing_or_another_is_reported_and_skipped(tmp_p
     (tmp_path / "records.jsonl").write_text("\n".join(reversed(lines)) + "\n")     # each line another game
     done = subprocess.run([*CLI, "puzzles", str(results)], capture_output=True, text=True, timeout=300, env=ENV)
     assert done.returncode == 1 and "not the game analysed" in done.stderr
+    single = tmp_path / "game.json"            # `cirulla analyze RECORD --json`: no record named
+    single.write_text(json.dumps(json.loads(results.read_text().splitlines()[0])["analysis"]))
+    done = subprocess.run([*CLI, "puzzles", str(single)], capture_output=True, text=True, timeout=300, env=ENV)
+    assert done.returncode == 1 and "a single game's analysis (--json) names no record" in done.stderr
 
 
 def test_the_example_puzzle_is_one_the_command_cuts():
