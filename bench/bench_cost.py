@@ -3,10 +3,11 @@
 Plays seeded whole hands (classic rules, one hand a match; 2 and 4 players)
 where every decision of every seat is a GetHint to the service (in this
 process, cirulla.server.service.Service with the server's default settings)
-without a budget, so at the service's default (ServerConfig.default_budget_ms),
-one thread; the seat plays the hint's best move. `--time-ms` and
-`--iterations` give the hints a budget instead, to measure the other defaults
-(`search()`'s 100 ms, the `full` level's 100,000 iterations) or any other.
+without a budget, so at the default budget (search.DEFAULT_BUDGET: the
+stopping rule, capped), one thread; the seat plays the hint's best move.
+`--time-ms` and `--iterations` give the hints a budget instead (caps the
+stopping rule still ends early; `--exhaust` spends them all, as the former
+fixed defaults did: 1,000 ms for the service, 100,000 iterations for `full`).
 Prints one ``name: value unit`` line per figure (NP: 2p_classic, 4p_classic):
 
     cost_ms_mean_NP: ... ms            a decision's CPU time on the thread that served it
@@ -37,9 +38,9 @@ iterations a decision used as well. An iteration budget's cost does not
 depend on the load (the CPU a decision takes grows a little on a busy
 machine, from caches shared with other work).
 
-Default: 8 hands of 2 players and 4 of 4 (about 480 decisions), which at
-the default of 1,000 ms a hint (2026-12-01) take about 4 minutes, then 30 s
-of saturation after a 5 s warm-up: about 5 minutes in all.
+Default: 8 hands of 2 players and 4 of 4 (about 450 decisions), which at
+the default budget take about 10 s (at the former fixed 1,000 ms a hint,
+about 4 minutes), then 30 s of saturation after a 5 s warm-up.
 
 Usage: python bench/bench_cost.py [--hands N] [--players 2 4] [--seed 1]
            [--time-ms MS] [--iterations N] [--skip-saturation] [--saturation-seconds 30]

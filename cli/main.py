@@ -363,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--html", metavar="FILE", help="also write the report (batch: the table per player) "
                                                    "as a self-contained web page")
     an.add_argument("--all", action="store_true", help="list every decision, not only the errors")
-    _add_budget(an, "iterations per search (default 30000)")
+    _add_budget(an, "iterations per search at most (default 30000; most stop once settled)")
     an.add_argument("--jobs", type=int, help="decisions analysed at once (default 2); batch: worker processes "
                                              "of the local cluster, or calls to --server at once (default: the cores)")
     b = an.add_argument_group("batch mode")

@@ -95,6 +95,7 @@ from .match import Match
 from .moves import Move
 from .rules import Rules
 from .search import (
+    DEFAULT_STOPPING,
     CancelToken,
     Knowledge,
     MoveStats,
@@ -447,7 +448,10 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
              values: bool) -> Decision:
     r = p.view.rules
     side = r.side_of(p.seat)
-    view = search(p.view, SearchBudget(iterations=iterations, seed=_mix(seed, p.number, 1), cancel=cancel))
+    # the view's and the hindsight's rankings stop once settled (the default budget's rule, capped at
+    # `iterations`): a plain decision's loss is plain long before the cap, a close one gets all of it
+    view = search(p.view, SearchBudget(iterations=iterations, seed=_mix(seed, p.number, 1), cancel=cancel,
+                                       stopping=DEFAULT_STOPPING))
     played, best = _stats(view, p.played), view.moves[0]
     legal = len(view.moves)
     loss, loss_se = 0.0 - played.diff_to_best, played.diff_to_best_stderr      # 0.0 -: no -0.0
@@ -469,7 +473,8 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
     if legal == 1:
         hind_best, hind_loss, unavoidable = played.move, 0.0, 0.0
     else:
-        hind = run_search(p.world, SearchBudget(iterations=iterations, seed=_mix(seed, p.number, 2), cancel=cancel))
+        hind = run_search(p.world, SearchBudget(iterations=iterations, seed=_mix(seed, p.number, 2), cancel=cancel,
+                                                stopping=DEFAULT_STOPPING))
         hind_best = hind.best
         hind_loss = 0.0 - _stats(hind, p.played).diff_to_best
         unavoidable = 0.0 - _stats(hind, best.move).diff_to_best

@@ -636,15 +636,14 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
     end_arg = end if end != math.inf else 0.0       # the kernels' "no time limit"
     iterations = budget.iterations
     share = 1.0 if method is SearchMethod.FLAT else tuning.paired_share
+    rule = budget.stopping if method in (SearchMethod.ISMCTS, SearchMethod.FLAT) else None
+    counted = iterations is not None or rule is not None   # stages of iterations, not the time alone
     cut = [False] * threads
     cpu = [0.0] * threads           # the CPU time of the threads other than this one
 
     def tree_to(s: _search.Searcher, target: int) -> None:
         """Grow this thread's tree to `target` iterations (of the whole budget)."""
-        if iterations:
-            want = int(max(target * (1 - share) / threads, 1))
-        else:
-            want = 2**62
+        want = int(max(target * (1 - share) / threads, 1)) if counted else 2**62
         t_tree = start + (1 - share) * (end - start) if end_arg else 0.0
         done = s.stats()["iterations"]
         if done < want:
@@ -653,7 +652,7 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
     def paired_to(s: _search.Searcher, target: int) -> int:
         """Run this thread's paired worlds up to their share of `target`; the
         worlds it still lacked when the time or the stop came."""
-        want = max(int(target * share / n_moves / threads), MIN_WORLDS) if iterations else 2**62
+        want = max(int(target * share / n_moves / threads), MIN_WORLDS) if counted else 2**62
         done = s.stats()["worlds"]
         if done >= want:
             return 0
@@ -717,7 +716,6 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
             return StopReason.DEADLINE
         return StopReason.BUDGET
 
-    rule = budget.stopping if method in (SearchMethod.ISMCTS, SearchMethod.FLAT) else None
     cap = iterations or 2**62
     target = min(rule.first_look, cap) if rule is not None else cap
     while True:

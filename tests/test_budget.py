@@ -226,3 +226,11 @@ def test_the_cli_json_says_why_it_stopped(tmp_path, capsys):
     assert main(["hint", "--view", str(path), "--iterations", "2000", "--exhaust", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)["hint"]["stats"]
     assert stats["stoppedBecause"] == "STOP_REASON_BUDGET" and int(stats["iterations"]) >= 1900
+
+
+def test_a_time_cap_alone_stops_once_settled_too():
+    """The stages count iterations whatever the caps: a budget of time alone
+    with the rule stops when settled (it once ran the whole time in one stage)."""
+    match = sweep()
+    res = search(match.view(match.to_move), SearchBudget(time_ms=5_000, seed=1, stopping=StoppingRule()))
+    assert res.stopped_because is StopReason.SETTLED and res.elapsed_ms < 5_000

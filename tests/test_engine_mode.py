@@ -151,6 +151,8 @@ def test_engine_info(engine):
     names = [p.name for p in info.presets]
     assert names == [p.name for p in expected.presets] and "classic" in names
     assert info.max_concurrent_searches == 2 and answer["final"] is True
+    assert info.default_budget == expected.default_budget and info.stopping_rule == expected.stopping_rule
+    assert info.default_budget.iterations > 0 and info.stopping_rule.min_gain > 0
 
 
 # --- 2. hints at once, equal to the gRPC service's ------------------------------------
@@ -164,6 +166,7 @@ def test_two_hints_at_once_match_the_service(engine):
     for query_id, match in reversed(matches.items()):
         [answer] = engine.answers(query_id)
         assert answer["id"] == query_id and answer["final"] is True
+        assert answer["getHint"]["hint"]["stats"]["stoppedBecause"] in ("STOP_REASON_BUDGET", "STOP_REASON_SETTLED")
         got = json_format.ParseDict(answer["getHint"], epb.GetHintResponse())
         want = service.get_hint(epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(iterations=300),
                                                    seed=3), Call())
