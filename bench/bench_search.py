@@ -17,6 +17,14 @@ printed (-v prints every run).
 
 Usage: python bench/bench_search.py [--seconds 1] [--repeat 3] [-v]
                                     [--arena PAIRS] [--arena-engines ismcts:100ms,greedy]
+       python bench/bench_search.py --exact-only
+
+--exact-only solves the endgames once, one thread, and prints their figures
+alone: the machine's noise left out, count the solver's instructions with
+
+    valgrind --tool=callgrind --toggle-collect='*exact_worlds' python bench/bench_search.py --exact-only
+
+(the total it prints over 8 is per endgame; compare builds side by side).
 """
 from __future__ import annotations
 
@@ -123,10 +131,19 @@ def main() -> None:
                    help="also run the arena for this many duplicate pairs of single hands")
     p.add_argument("--arena-engines", default="ismcts:100ms,greedy;ismcts:100ms,flatmc:100ms;cheat:100ms,greedy")
     p.add_argument("--jobs", type=int, default=1, help="arena processes")
+    p.add_argument("--exact-only", action="store_true",
+                   help="solve the last two rounds' endgames once, one thread, and print only that (for callgrind)")
     args = p.parse_args()
     rules = Rules()
     warm = Match(rules, seed=0)
     search(warm.view(warm.to_move), SearchBudget(iterations=100))         # builds the equity table: not timed
+
+    if args.exact_only:
+        ms, worlds, positions = exact_ms(last_two_rounds(8, rules), 1)
+        print(f"exact_last_two_rounds_ms_2p_classic: {ms:.1f} ms", flush=True)
+        print(f"exact_last_two_rounds_worlds_2p_classic: {worlds} worlds", flush=True)
+        print(f"exact_last_two_rounds_positions_2p_classic: {positions} positions", flush=True)
+        return
 
     knows = first_decisions(4, rules)
     rates = [ismcts_rate(knows, args.seconds / 4) for _ in range(args.repeat)]

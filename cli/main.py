@@ -155,8 +155,10 @@ def _position(args: argparse.Namespace) -> tuple[SeatView, int | None]:
 
 def cmd_hint(args: argparse.Namespace) -> int:
     from cirulla.server import convert
+    from cirulla.solver import i18n
     from cirulla.v1 import engine_service_pb2 as epb
     view, event = _position(args)
+    tr = translator_for(args)
     if args.server:
         import grpc
 
@@ -165,7 +167,8 @@ def cmd_hint(args: argparse.Namespace) -> int:
             request = epb.GetHintRequest(view=convert.view_to_proto(view), seed=args.seed,
                                          budget=epb.Budget(time_ms=int(args.time_ms or 0),
                                                            iterations=args.iterations or 0,
-                                                           threads=args.threads, exhaust=args.exhaust))
+                                                           threads=args.threads, exhaust=args.exhaust),
+                                         language=args.lang or i18n.language_from_environment())
             try:
                 answer = remote.engine.GetHint(request, metadata=remote.metadata, timeout=60)
             except grpc.RpcError as e:
@@ -174,18 +177,22 @@ def cmd_hint(args: argparse.Namespace) -> int:
         from cirulla.solver.search import SearchBudget, search
         result = search(view, SearchBudget.of(iterations=args.iterations, time_ms=args.time_ms, exhaust=args.exhaust,
                                               seed=args.seed, threads=args.threads))
-        answer = epb.GetHintResponse(hint=convert.hint_to_proto(result, args.seed),
+        answer = epb.GetHintResponse(hint=convert.hint_to_proto(result, args.seed, table=view.table, tr=tr),
                                      view=convert.view_to_proto(view))
     if args.json:
         emit(answer)
         return OK
     from . import render
+    _ = tr.gettext
     console = console_for(args)
-    where = f" before event {event}" if event is not None else ""
-    console.print(f"[bold]Seat {view.seat} to move{where}[/] — hand {view.hand_number + 1}, round {view.round + 1}, "
-                  f"score {' – '.join(map(str, view.scores))}")
-    console.print(f"Table: {render.cards(view.table)}    Hand: {render.cards(view.hand)}")
-    console.print(render.hint_table(answer.hint))
+    facts = {"seat": view.seat, "event": event, "hand": view.hand_number + 1, "round": view.round + 1,
+             "score": " – ".join(map(str, view.scores)), "table": render.cards(view.table),
+             "cards": render.cards(view.hand)}
+    console.print((_("[bold]Seat %(seat)s to move before event %(event)s[/] — hand %(hand)s, round %(round)s, "
+                     "score %(score)s") if event is not None else
+                   _("[bold]Seat %(seat)s to move[/] — hand %(hand)s, round %(round)s, score %(score)s")) % facts)
+    console.print(_("Table: %(table)s    Hand: %(cards)s") % facts)
+    console.print(render.hint(answer.hint, tr=tr))
     return OK
 
 
@@ -325,11 +332,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "Every legal move of the seat to move, ranked by the search from that seat's view:\n"
                    "expected points of the hand (own side minus the others) with standard errors,\n"
                    "the difference to the best move, the chance of winning the match, the risk of\n"
-                   "the next player sweeping the table.",
+                   "the next player sweeping the table; and why, in words, for the recommended move\n"
+                   "and each move within reach of it (--lang: English or Italian).",
                    "examples:\n  cirulla hint game.json                  the record's last decision\n"
                    "  cirulla hint game.json --seat 0         seat 0's last decision\n"
                    "  cirulla hint game.json --event 12       the position before event 12\n"
                    "  cirulla hint --view view.json --iterations 50000 --seed 1\n"
+                   "  cirulla hint game.json --lang it            the reasons in Italian\n"
                    "  cirulla hint game.json --server 127.0.0.1:50051 --json")
     hint.add_argument("record", nargs="?", help="a game record (JSON)")
     hint.add_argument("--view", metavar="FILE", help="a cirulla.v1.SeatView in protobuf's JSON mapping instead")
@@ -340,6 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_budget(hint, "search iterations at most (with --seed: reproducible)")
     hint.add_argument("--exhaust", action="store_true", help="search to the caps: no early stop")
     hint.add_argument("--threads", type=int, default=1)
+    add_lang_argument(hint)
     _add_remote(hint)
     hint.set_defaults(run=cmd_hint)
 

@@ -43,17 +43,18 @@ def seat_names(players: int, human: str | None, tr: Translations) -> list[str]:
 def local_hint(*, time_ms: float | None = None, seed: int = 0,
                tr: Translations | None = None) -> Callable[[Match], RenderableType]:
     """The `hint` command: the search on the human's view (the default budget,
-    or at most `time_ms`), as a table."""
+    or at most `time_ms`), as a table, with the reasons of the top moves."""
     from cirulla.server.convert import hint_to_proto
     from cirulla.solver.search import SearchBudget, search
     tr = tr or translator()
 
     def hint(match: Match) -> RenderableType:
-        result = search(match.view(match.to_move), SearchBudget.of(time_ms=time_ms, seed=seed))
+        view = match.view(match.to_move)
+        result = search(view, SearchBudget.of(time_ms=time_ms, seed=seed))
         menu = {str(m): i for i, m in enumerate(match.legal_moves, 1)}   # the numbers the menu shows
-        return render.hint_table(hint_to_proto(result, seed),
-                                 title=tr.gettext("The engine's ranking of your moves (# as in the menu)"),
-                                 numbers=menu, tr=tr)
+        return render.hint(hint_to_proto(result, seed, table=view.table, tr=tr),
+                           title=tr.gettext("The engine's ranking of your moves (# as in the menu)"),
+                           numbers=menu, tr=tr)
     return hint
 
 

@@ -136,6 +136,24 @@ def hint_table(hint: epb.Hint, *, title: str = "", limit: int | None = None,
     return t
 
 
+def hint(hint: epb.Hint, *, title: str = "", limit: int | None = None, numbers: dict[str, int] | None = None,
+         tr: Translations | None = None) -> Group:
+    """A cirulla.v1.Hint's table (hint_table), then the reasons of its top
+    moves, each by its number in the table."""
+    _ = (tr or translator()).gettext
+    why = Table.grid(padding=(0, 1))
+    why.add_column(style="dim", no_wrap=True)
+    why.add_column(justify="right", no_wrap=True)
+    why.add_column()
+    moves = list(hint.moves)[:limit] if limit else list(hint.moves)
+    for i, m in enumerate(moves, 1):
+        if m.reason:
+            why.add_row("" if why.row_count else _("why"), str(numbers.get(m.move.text, "") if numbers else i),
+                        Text(m.reason))
+    table = hint_table(hint, title=title, limit=limit, numbers=numbers, tr=tr)
+    return Group(table, why) if why.row_count else Group(table)
+
+
 # --- analyses ------------------------------------------------------------------
 
 def _signed(x: float, digits: int = 2) -> str:

@@ -40,10 +40,12 @@ from cirulla.solver.bounds import FieldType, is_repeated, out_of_bounds
 from cirulla.solver.cards import RANKS, Card
 from cirulla.solver.errors import CirullaError, ViewError
 from cirulla.solver.events import CATEGORIES, Deal, Event, HandEnd, SideScore, Turn
+from cirulla.solver.i18n import Translations, translator
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
 from cirulla.solver.players import RATINGS, Level
 from cirulla.solver.puzzles import Puzzle, PuzzleMove, PuzzleSource
+from cirulla.solver.reasons import hint_reasons
 from cirulla.solver.record import EnumType
 from cirulla.solver.rules import CHOICES, PRESETS, Rules
 from cirulla.solver.search import DEFAULT_BUDGET, SearchResult
@@ -394,11 +396,25 @@ def view_to_proto(view: SeatView) -> pb.SeatView:
                       matta_as=None if view.matta_as is None else RANKS[view.matta_as])
 
 
+def language_from_proto(tag: str, field: str = "language") -> Translations:
+    """The translator of a request's language tag (BCP 47; empty: English), or
+    BadRequest naming the field."""
+    try:
+        return translator(tag)
+    except ValueError as e:
+        raise BadRequest.one(field, str(e)) from None
+
+
 # --- search results --------------------------------------------------------------------
 
-def hint_to_proto(result: SearchResult, seed: int) -> epb.Hint:
-    """A search's ranking (final or interim) as a Hint."""
-    return to_message(result, epb.Hint, stats=stats_to_proto(result, seed))
+def hint_to_proto(result: SearchResult, seed: int, *, table: Sequence[Card], tr: Translations) -> epb.Hint:
+    """A search's ranking (final or interim) as a Hint, its top moves with
+    their reasons in the language of `tr` (`table`: the position's, before
+    the move; cirulla.solver.reasons.hint_reasons)."""
+    hint = to_message(result, epb.Hint, stats=stats_to_proto(result, seed))
+    for msg, reason in zip(hint.moves, hint_reasons(result, table, tr), strict=True):
+        msg.reason = reason
+    return hint
 
 
 def stats_to_proto(result: SearchResult, seed: int) -> epb.EngineStats:

@@ -23,6 +23,7 @@ from google.protobuf.message import Message
 from cirulla.solver import analysis, players, record
 from cirulla.solver.bounds import out_of_bounds
 from cirulla.solver.errors import CirullaError
+from cirulla.solver.i18n import Translations
 from cirulla.solver.rules import Rules
 from cirulla.solver.search import SearchBudget, SearchResult, build_tables, search
 from cirulla.solver.view import SeatView
@@ -131,17 +132,17 @@ class Service:
 
     @_door
     def get_hint(self, request: epb.GetHintRequest, call: Call) -> epb.GetHintResponse:
-        view, budget = self._hint_view(request, call)
+        view, budget, tr = self._hint_view(request, call)
         with self.limits.searching(budget, call):
             result = self._search(view, budget)
-        return epb.GetHintResponse(hint=convert.hint_to_proto(result, request.seed),
+        return epb.GetHintResponse(hint=convert.hint_to_proto(result, request.seed, table=view.table, tr=tr),
                                    view=convert.view_to_proto(view))
 
     @_door
     def stream_hint(self, request: epb.StreamHintRequest, call: Call) -> Iterator[epb.StreamHintResponse]:
         updates: Mailbox[_Update] = Mailbox()
-        view, budget = self._hint_view(request, call, updates, request.interval_ms or DEFAULT_INTERVAL_MS)
-        yield from self.progress(view, budget, call, updates)
+        view, budget, tr = self._hint_view(request, call, updates, request.interval_ms or DEFAULT_INTERVAL_MS)
+        yield from self.progress(view, budget, call, updates, tr)
 
     @_door
     def get_hint_reports(self, request: epb.GetHintRequest, call: Call,
@@ -152,15 +153,16 @@ class Service:
         what get_hint returns, the completed view included. The caller checks
         the interval (the engine's query has its range)."""
         updates: Mailbox[_Update] = Mailbox()
-        view, budget = self._hint_view(request, call, updates, interval_ms)
+        view, budget, tr = self._hint_view(request, call, updates, interval_ms)
         completed = convert.view_to_proto(view)
-        for update in self.progress(view, budget, call, updates):
+        for update in self.progress(view, budget, call, updates, tr):
             yield epb.GetHintResponse(hint=update.hint, view=completed if update.final else None), update.final
 
-    def progress(self, view: SeatView, budget: SearchBudget, call: Call,
-                 updates: Mailbox[_Update]) -> Iterator[epb.StreamHintResponse]:
+    def progress(self, view: SeatView, budget: SearchBudget, call: Call, updates: Mailbox[_Update],
+                 tr: Translations) -> Iterator[epb.StreamHintResponse]:
         """A search's interim rankings (the budget's on_progress puts them in
-        `updates`, see _hint_view), then its final one.
+        `updates`, see _hint_view), then its final one, their reasons in the
+        language of `tr`.
         The search runs on its own thread and holds its slots only while it runs.
         A caller slower than the reports (a client that does not read: grpcio's
         send waits for its HTTP/2 window) gets the latest ranking when it takes
@@ -191,7 +193,7 @@ class Service:
                 if isinstance(update, BaseException):
                     raise update
                 final, result = update
-                hint = convert.hint_to_proto(result, budget.seed)
+                hint = convert.hint_to_proto(result, budget.seed, table=view.table, tr=tr)
                 yield epb.StreamHintResponse(hint=hint, final=final)
                 if final:
                     return
@@ -320,22 +322,26 @@ class Service:
                 problems.check(convert.check_record, value, field.name)
             elif isinstance(value, epb.Budget):             # (the server's caps: a closer range than the schema's)
                 problems.check(self.limits.check_budget, value, field.name)
+            elif field.name == "language":
+                problems.check(convert.language_from_proto, value, field.name)
             problems.items += mine
         return BadRequest(problems.one_per_field())
 
     def _hint_view(self, request: epb.GetHintRequest | epb.StreamHintRequest, call: Call,
                    updates: Mailbox[_Update] | None = None,
-                   interval_ms: int = DEFAULT_INTERVAL_MS) -> tuple[SeatView, SearchBudget]:
-        """A hint request's view and search budget (its interim rankings put in
-        `updates`): every violation raised at once, the budget checked once."""
+                   interval_ms: int = DEFAULT_INTERVAL_MS) -> tuple[SeatView, SearchBudget, Translations]:
+        """A hint request's view, search budget (its interim rankings put in
+        `updates`) and the translator of its language: every violation raised
+        at once, the budget checked once."""
         problems = Problems()
         view = problems.check(self._view_to_move, request.view)
         budget = problems.check(self.limits.budget, request.budget, call, request.seed,
                                 on_progress=None if updates is None else lambda r: updates.put((False, r)),
                                 progress_interval_ms=interval_ms)
+        tr = problems.check(convert.language_from_proto, request.language)
         problems.raise_any()
-        assert view is not None and budget is not None, "raise_any() raised for a missing one"
-        return view, budget
+        assert view is not None and budget is not None and tr is not None, "raise_any() raised for a missing one"
+        return view, budget, tr
 
     @staticmethod
     def _view_to_move(msg: pb.SeatView) -> SeatView:

@@ -1,8 +1,8 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 # Exact endgames (2 players): every world of the last round or two solved by
 # alpha-beta with a transposition table, and averaged; the legal moves, the
-# leaves' values and the hand's last two plays through memos, on a compact
-# state (XState).
+# leaves' values and the hand's last two and three plays through memos, on a
+# compact state (XState).
 
 from cirulla.solver._core cimport N_CAT, Move, u64
 from cirulla.solver._search cimport Search
@@ -12,6 +12,9 @@ cdef enum:
     XDEPTH = 48                 # plies at most: Search.buf holds XCAP moves per ply
     MEMO_MOVES = 3              # card plays a MoveList holds (more: from gen_moves each time)
     TAIL_LINES = 4              # the lines a Tail holds (more: searched as they come)
+    TRI_KIDS = 4                # the moves a Tri holds at its node
+    TRI_NODES = 6               # the first moves of its tails (in all)
+    TRI_LINES = 5               # the lines a Tri holds (in all; a Tri is 128 bytes)
 
 cdef struct Leaf:
     int obj                     # the objective for the asking side
@@ -81,6 +84,27 @@ cdef struct Tail:
     unsigned char n2[TAIL_LINES]    # the second player's moves after each
     TailLine lines[TAIL_LINES]
 
+cdef struct TriLine:
+    # a Tri's line by what it adds to the piles and the scope (no declaration
+    # comes after a card played in the round)
+    u64 a                       # side 0's cards | side 0's scope << 40 | side 1's << 48
+    u64 b                       # side 1's cards
+
+cdef struct Tri:
+    # the hand's last three plays (two cards in the mover's hand, one in the
+    # other's), like a Tail: the tails of the mover's moves in the search's
+    # order, their lines by what they add to the piles, scope and declarations
+    u64 hand0                   # | the flags (tri_of) | bit 63; 0: empty
+    u64 hand1
+    u64 table
+    unsigned char n3            # the mover's moves; 0: none kept (searched as they come)
+    unsigned char flat          # 1: each tail one line (n1 = n2 = 1), line k the move k's
+    unsigned char n1[TRI_KIDS]      # the first moves of each move's tail (Tail.n1)
+    unsigned char ls[TRI_KIDS]      # the line each move's tail starts at
+    unsigned char n2[TRI_NODES]     # the last moves after each of those (Tail.n2), in order
+    TriLine lines[TRI_LINES]
+    u64 spare                   # (128 bytes: two cache lines)
+
 cdef struct Tables:
     # the solver's memory, kept across the worlds and the calls of one search
     TTEntry* tt                 # the transposition table
@@ -89,6 +113,8 @@ cdef struct Tables:
     LeafEntry* leaves           # the leaves by piles, scope and declarations
     Tail* tails                 # the last two plays by hands and table (in tails_mem)
     void* tails_mem
+    Tri* tris                   # the last three plays by hands and table (in tris_mem)
+    void* tris_mem
 
 cdef int tables_init(Tables* x) noexcept nogil
 cdef void tables_free(Tables* x) noexcept nogil

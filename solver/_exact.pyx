@@ -14,7 +14,19 @@ hand's last two plays (one card in each hand), 60% of the positions with the
 leaves after them, come from a third memo (xtail_of): the lines the core's
 moves make, by what they add to the piles, scope and declarations, which no
 play reads, so the same lines serve whatever the piles hold; tail_replay runs
-alphabeta's loop over them, called from the parent's loop directly.
+alphabeta's loop over them, called from the parent's loop directly. The
+play before them (two cards in the mover's hand, one in the other's) comes
+with them from a fourth memo (xtri_of, the tails of the mover's moves in the
+search's order, 12% of the positions and more than a third of the time
+before it): tri_replay runs the three plies' loops over its lines, counting
+the positions alphabeta visits, and a flat tri (each tail one line, 80%)
+takes the lines' values straight from the leaf memo (tri_flat).
+
+The memos together stay about a core's L2 cache (1 MB): beyond it a miss
+costs about as much as 300 instructions on a machine shared with other work
+(callgrind's cache simulation against the measured times), so the tris take
+the room that the moves' and the tails' memos, which they spare most of their
+lookups, give up.
 
 The memoized search (xalphabeta) plays on a compact state (XState, 64 bytes
 copied per node against the State's ~300: hands, piles, table, scope,
@@ -60,15 +72,17 @@ cdef extern from *:
 
 cdef enum:
     TT_BITS = 12
-    MOVES_BITS = 13             # 8192 move lists of 48 bytes and 8192 leaves of 48: about a core's
-    LEAVES_BITS = 13            # L2 cache with the rest (12 or 14 bits: measured slower)
-    TAILS_BITS = 12             # 4096 tails of 128 bytes (one line, 4 lines at most)
+    MOVES_BITS = 12             # 4096 move lists of 48 bytes (192 KB), 4096 leaves of 48 (192 KB),
+    LEAVES_BITS = 12            # 1024 tails of 128 bytes (128 KB) and 2048 tris of 128 bytes
+    TAILS_BITS = 10             # (256 KB): with the table and the hints, about a core's L2 cache
+    TRIS_BITS = 11              # (measured against a bit more or less each: slower)
     PACKED = XCAP // 2          # where a row of Search.buf holds its packed moves (at most 64)
     TT_EXACT = 1
     TT_LOWER = 2
     TT_UPPER = 3
 
 cdef u64 TAKE_MASK = (<u64>1 << 40) - 1
+cdef u64 CARDS_MASK = (<u64>1 << 40) - 1        # the cards of a TriLine's word
 
 cdef struct Solve:
     # one call's search and the tables, what alphabeta threads through its
@@ -79,6 +93,7 @@ cdef struct Solve:
     MoveList* moves
     LeafEntry* leaves
     Tail* tails
+    Tri* tris
     int memo                    # 0: without the memos (see _reference): alphabeta, else xalphabeta
     State* full                 # the world's State, which xalphabeta's compact state goes with
     int matta                   # the matta (card 0 without one) and a mask of its capture
@@ -124,16 +139,24 @@ cdef int memos_init(Tables* x) noexcept nogil:
         memos_free(x)
         return -1
     x.tails = <Tail*>((<size_t>x.tails_mem + 63) & ~(<size_t>63))
+    x.tris_mem = calloc(((<size_t>1) << TRIS_BITS) * sizeof(Tri) + 64, 1)
+    if x.tris_mem == NULL:
+        memos_free(x)
+        return -1
+    x.tris = <Tri*>((<size_t>x.tris_mem + 63) & ~(<size_t>63))
     return 0
 
 cdef void memos_free(Tables* x) noexcept nogil:
     free(x.moves)
     free(x.leaves)
     free(x.tails_mem)
+    free(x.tris_mem)
     x.moves = NULL
     x.leaves = NULL
     x.tails_mem = NULL
     x.tails = NULL
+    x.tris_mem = NULL
+    x.tris = NULL
 
 cdef void tables_free(Tables* x) noexcept nogil:
     free(x.tt)
@@ -622,6 +645,233 @@ cdef int tail_replay(const Solve* X, const XState* s, const Tail* t, int alpha, 
             break
     return best
 
+cdef int tri_build(const Solve* X, const XState* s, Tri* r, int depth) noexcept nogil:
+    """Fill r with the last three plays from s (two cards in the mover's hand,
+    one in the other's, the stock dealt): the mover's moves in the search's
+    order through the memos (Search.buf's row depth), each with its tail
+    (rows depth + 1 and + 2), as xalphabeta would search them. 1, or 0 where
+    that does not fit a Tri or the search would go otherwise."""
+    cdef XState c2
+    cdef Move* buf = &X.S.buf[depth * XCAP]
+    cdef u64* pk
+    cdef Tail* t
+    cdef const TailLine* tl
+    cdef int n3, g, k, j, _m, mk, line, np = 0, nl = 0, first
+    cdef int d0, d1, d2, d3, e0, e1, e2, e3
+    n3 = xmoves_of(X, s, buf, &pk, &g)
+    if n3 < 1 or n3 > TRI_KIDS:
+        return 0
+    first = g if n3 > 1 else 0
+    for k in range(n3):
+        mk = order_of(k, first)
+        if pk == NULL and buf[mk].card < 0:
+            return 0
+        c2 = s[0]
+        xmove(&c2, pk, buf, mk)
+        if (c2.phase != PH_PLAY or c2.stock_pos != N_CARDS or c2.hand[0] == 0 or c2.hand[1] == 0
+                or c2.turn != (s.turn ^ 1)):
+            return 0
+        t = xtail_of(X, &c2, depth + 1)
+        if t == NULL or t.turn2 != s.turn or np + t.n1 > TRI_NODES:
+            return 0
+        r.n1[k] = t.n1
+        r.ls[k] = nl
+        d0 = c2.scope[0] - s.scope[0]; d1 = c2.scope[1] - s.scope[1]
+        d2 = c2.decl[0] - s.decl[0]; d3 = c2.decl[1] - s.decl[1]
+        line = 0
+        for j in range(t.n1):
+            r.n2[np] = t.n2[j]
+            np += 1
+            if nl + t.n2[j] > TRI_LINES:
+                return 0
+            for _m in range(t.n2[j]):
+                tl = &t.lines[line]
+                line += 1
+                e0 = d0 + <int>(tl.marks & 0xFF); e1 = d1 + <int>(tl.marks >> 8 & 0xFF)
+                e2 = d2 + <int>(tl.marks >> 16 & 0xFF); e3 = d3 + <int>(tl.marks >> 24)
+                if (<unsigned int>e0 | <unsigned int>e1) > 0xFF or e2 or e3:
+                    return 0
+                r.lines[nl].a = (c2.pile[0] & ~s.pile[0]) | tl.pile0 | <u64>e0 << 40 | <u64>e1 << 48
+                r.lines[nl].b = (c2.pile[1] & ~s.pile[1]) | tl.pile1
+                nl += 1
+    r.n3 = n3
+    r.flat = nl == n3
+    return 1
+
+cdef Tri* xtri_of(const Solve* X, const XState* s, int depth) noexcept nogil:
+    """The tri of s (the stock dealt, two cards in the mover's hand and one in
+    the other's) from the memo, or played out into it (tri_build); NULL if it
+    does not fit one. Its key is a tail's (xtail_of) with the seats' fresh
+    marks: all that the moves and plays of the three plies read but the
+    piles, scope and declarations."""
+    cdef u64 k0
+    cdef Tri* r
+    if <unsigned int>s.declared > 3 or <unsigned int>s.round_cards > 15 or <unsigned int>s.turn > 1:
+        return NULL
+    k0 = (s.hand[0] | <u64>s.turn << 40 | <u64>(s.last_capturer + 1) << 41 | <u64>s.declared << 43
+          | <u64>(s.mval & X.matta_mask) << 45 | <u64>s.round_cards << 49 | <u64>(s.fresh & 3) << 53
+          | (<u64>1 << 63))
+    r = &X.tris[((k0 * <u64>0x9E3779B97F4A7C15) ^ (s.hand[1] * <u64>0xC2B2AE3D27D4EB4F) ^ s.table)
+                * <u64>0xBF58476D1CE4E5B9 >> (64 - TRIS_BITS)]
+    if r.hand0 == k0 and r.hand1 == s.hand[1] and r.table == s.table:
+        return r if r.n3 else NULL
+    r.hand0 = 0                                         # (invalid until complete)
+    if not tri_build(X, s, r, depth):
+        r.n3 = 0                                        # (kept: searched as it comes)
+    r.hand1 = s.hand[1]; r.table = s.table; r.hand0 = k0
+    return r if r.n3 else NULL
+
+cdef inline unsigned int tri_marks(const TriLine* ln) noexcept nogil:
+    """A TriLine's scope as TailLine's marks."""
+    return <unsigned int>(ln.a >> 40 & 0xFF) | <unsigned int>(ln.a >> 48 & 0xFF) << 8
+
+cdef inline LeafEntry* tri_entry(const Solve* X, const TriLine* ln, u64 q0, u64 q1, u64 kb) noexcept nogil:
+    """The leaf memo's entry of a line (q0, q1, kb: xleaf's key of the tri's
+    node, its scope and declarations all 0xFF00 at most), or NULL if it holds
+    another leaf."""
+    cdef u64 p0 = q0 | (ln.a & CARDS_MASK), p1 = q1 | ln.b, key = kb + ((ln.a >> 40 & 0xFF) | (ln.a >> 32 & 0xFF0000))
+    cdef LeafEntry* e = &X.leaves[((p0 * <u64>0x9E3779B97F4A7C15) ^ (p1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
+                                  * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
+    if e.pile0 == p0 and e.pile1 == p1 and e.marks == key:
+        return e
+    return NULL
+
+cdef inline int tri_obj(const Solve* X, const XState* s, const TriLine* ln, u64 q0, u64 q1, u64 kb,
+                        bint fast) noexcept nogil:
+    """A line's objective: xleaf's, straight from the leaf memo where it can."""
+    cdef Leaf lf
+    cdef LeafEntry* e
+    if fast:
+        e = tri_entry(X, ln, q0, q1, kb)
+        if e != NULL:
+            return e.leaf.obj
+    return xleaf(X, s, ln.a & CARDS_MASK, ln.b, tri_marks(ln), &lf)
+
+cdef inline int tri_second(const Solve* X, const XState* s, const Tri* r, int line, int n2, bint maxing,
+                           int alpha, int beta, u64 q0, u64 q1, u64 kb, bint fast, int* best_line,
+                           long* count) noexcept nogil:
+    """tail_second on a tri's lines line.. (maxing: for the last player); the
+    line of the value in best_line, the positions added to count."""
+    cdef int k, v, best
+    count[0] += 1
+    if n2 == 1:
+        count[0] += 1
+        best_line[0] = line
+        return tri_obj(X, s, &r.lines[line], q0, q1, kb, fast)
+    best = -(1 << 30) if maxing else (1 << 30)
+    for k in range(n2):
+        count[0] += 1
+        v = tri_obj(X, s, &r.lines[line + k], q0, q1, kb, fast)
+        if improves(v, maxing, &best, &alpha, &beta):
+            best_line[0] = line + k
+        if alpha >= beta:
+            break
+    return best
+
+cdef inline int tri_tail(const Solve* X, const XState* s, const Tri* r, int node, int line, int n1,
+                         bint maxing, int alpha, int beta, u64 q0, u64 q1, u64 kb, bint fast, int* best_line,
+                         long* count) noexcept nogil:
+    """tail_replay of a tri's tail (its nodes node.., lines line..; maxing: for its mover)."""
+    cdef int i, v, best, bl = 0
+    if n1 == 1:
+        return tri_second(X, s, r, line, r.n2[node], not maxing, alpha, beta, q0, q1, kb, fast, best_line, count)
+    best = -(1 << 30) if maxing else (1 << 30)
+    for i in range(n1):
+        v = tri_second(X, s, r, line, r.n2[node + i], not maxing, alpha, beta, q0, q1, kb, fast, &bl, count)
+        line += r.n2[node + i]
+        if improves(v, maxing, &best, &alpha, &beta):
+            best_line[0] = bl
+        if alpha >= beta:
+            break
+    return best
+
+cdef int tri_flat(const Solve* X, const XState* s, const Tri* r, int alpha, int beta,
+                  Leaf* out) noexcept nogil:
+    """tri_replay of a flat tri (each tail one line: the mover's move k, then
+    the other's one and the mover's last, three positions) where the scope
+    and the declarations leave room for the leaf memo's key: the values
+    straight from the memo, the best line's leaf into out as it is found."""
+    cdef int k, v, best, n = r.n3
+    cdef bint mx = s.turn == X.S.me, better
+    cdef u64 q0 = s.pile[0] | (<u64>1 << 63), q1 = s.pile[1], p0, p1, key
+    cdef u64 kb = (<u64><unsigned short>s.scope[0] | <u64><unsigned short>s.scope[1] << 16
+                   | <u64><unsigned short>s.decl[0] << 32 | <u64><unsigned short>s.decl[1] << 48)
+    cdef const TriLine* ln
+    cdef LeafEntry* e
+    cdef Leaf lf
+    best = -(1 << 30) if mx else (1 << 30)
+    k = 0
+    while k < n:
+        ln = &r.lines[k]
+        k += 1
+        p0 = q0 | (ln.a & CARDS_MASK)
+        p1 = q1 | ln.b
+        key = kb + ((ln.a >> 40 & 0xFF) | (ln.a >> 32 & 0xFF0000))
+        e = &X.leaves[((p0 * <u64>0x9E3779B97F4A7C15) ^ (p1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
+                      * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
+        if e.pile0 == p0 and e.pile1 == p1 and e.marks == key:
+            v = e.leaf.obj
+            better = v > best if mx else v < best
+            if better:
+                best = v
+                out[0] = e.leaf
+        else:
+            v = xleaf(X, s, ln.a & CARDS_MASK, ln.b, tri_marks(ln), &lf)
+            better = v > best if mx else v < best
+            if better:
+                best = v
+                out[0] = lf
+        if mx:
+            if best > alpha:
+                alpha = best
+        elif best < beta:
+            beta = best
+        if alpha >= beta:
+            break
+    X.S.solved += 3 * k
+    return best
+
+cdef int tri_replay(const Solve* X, const XState* s, const Tri* r, int alpha, int beta,
+                    Leaf* out) noexcept nogil:
+    """xalphabeta's value and line at s (counted already) from its tri: the
+    same moves in the same order, windows, cut-offs and counts (a chain of
+    one move, the tails as xalphabeta takes them), no move played. The lines'
+    objectives come straight from the leaf memo (where the scope and the
+    declarations leave room for its key), the line found's leaf at the end."""
+    cdef int k, v, best, node = 0, bl = 0, best_line = 0
+    cdef long count = 0
+    cdef bint maxing = s.turn == X.S.me
+    cdef bint fast = (<unsigned int>s.scope[0] | <unsigned int>s.scope[1] | <unsigned int>s.decl[0]
+                      | <unsigned int>s.decl[1]) <= 0xFF00
+    cdef u64 q0 = s.pile[0] | (<u64>1 << 63), q1 = s.pile[1]
+    cdef u64 kb = (<u64><unsigned short>s.scope[0] | <u64><unsigned short>s.scope[1] << 16
+                   | <u64><unsigned short>s.decl[0] << 32 | <u64><unsigned short>s.decl[1] << 48)
+    cdef LeafEntry* e
+    cdef const TriLine* ln
+    if r.flat and fast:
+        return tri_flat(X, s, r, alpha, beta, out)
+    if r.n3 == 1:                                       # (alphabeta's chain of one move)
+        count = 1
+        best = tri_tail(X, s, r, 0, 0, r.n1[0], not maxing, alpha, beta, q0, q1, kb, fast, &best_line, &count)
+    else:
+        best = -(1 << 30) if maxing else (1 << 30)
+        for k in range(r.n3):
+            count += 1
+            v = tri_tail(X, s, r, node, r.ls[k], r.n1[k], not maxing, alpha, beta, q0, q1, kb, fast, &bl, &count)
+            node += r.n1[k]
+            if improves(v, maxing, &best, &alpha, &beta):
+                best_line = bl
+            if alpha >= beta:
+                break
+    X.S.solved += count
+    ln = &r.lines[best_line]
+    e = tri_entry(X, ln, q0, q1, kb) if fast else NULL
+    if e != NULL:
+        out[0] = e.leaf
+    else:
+        xleaf(X, s, ln.a & CARDS_MASK, ln.b, tri_marks(ln), out)
+    return best
+
 cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, int beta,
                     Leaf* out) noexcept nogil:
     """alphabeta on the compact state through the memos: the same positions in
@@ -637,6 +887,7 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
     cdef Move best_move
     cdef int first = 0, mi
     cdef Tail* tl
+    cdef Tri* tr
     cdef u64 key = 0, hkey = 0
     cdef TTEntry* e = NULL
     cdef Hint* h = NULL
@@ -654,6 +905,11 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
                         or (e.flag == TT_UPPER and v <= alpha)):
                     out[0] = e.leaf
                     return v
+        if left == 3 and s.stock_pos == N_CARDS:
+            # three cards left: the rest from the tris' memo
+            tr = xtri_of(X, s, depth)
+            if tr != NULL:
+                return tri_replay(X, s, tr, alpha, beta, out)
         if left == 2 and s.stock_pos == N_CARDS and s.hand[0] and s.hand[1]:
             # one card in each hand: the rest from the tails' memo
             tl = xtail_of(X, s, depth)
@@ -713,10 +969,17 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
                 xdeal(X, child)
                 cleft = popcount(child.hand[0] | child.hand[1])
             tl = NULL
-            if cleft == 2 and child.stock_pos == N_CARDS and child.hand[0] and child.hand[1]:
+            tr = NULL
+            if cleft == 3 and child.stock_pos == N_CARDS:
+                # the child's tri without the call (xalphabeta's first steps there)
+                tr = xtri_of(X, child, depth + 1)
+            elif cleft == 2 and child.stock_pos == N_CARDS and child.hand[0] and child.hand[1]:
                 # the child's tail without the call (xalphabeta's first steps there)
                 tl = xtail_of(X, child, depth + 1)
-            if tl != NULL:
+            if tr != NULL:
+                S.solved += 1
+                v = tri_replay(X, child, tr, alpha, beta, lp)
+            elif tl != NULL:
                 S.solved += 1
                 v = tail_replay(X, child, tl, alpha, beta, lp)
             else:
@@ -804,6 +1067,7 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     X.full = &full
     X.S = S; X.tt = x.tt; X.hints = x.hints; X.moves = x.moves; X.leaves = x.leaves
     X.tails = x.tails
+    X.tris = x.tris
     X.matta = r.matta if r.matta >= 0 else 0
     X.matta_mask = 0xF if r.matta >= 0 else 0
     if k.fixed:                                         # the true world: nothing to enumerate

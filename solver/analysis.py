@@ -70,7 +70,8 @@ one figure before hidden luck and noise were told apart, is their sum.
 
 Why an error lost (``explain``): one or two sentences from the decision's own
 figures (the loss, the scopa risks of both moves, the categories each gains),
-and its ``kind`` (ErrorKind) read from the same figures. ``Decision.reason`` is
+and its ``kind`` (ErrorKind) read from the same figures, both by
+cirulla.solver.reasons, which words the hints' reasons too. ``Decision.reason`` is
 the English one, as the wire carries it; a page or a terminal explains the
 decision again in its reader's language (``explain(d, translator("it"))``).
 """
@@ -86,13 +87,15 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from . import reasons
 from ._equity import EquityTable
-from .cards import Card, format_cards
+from .cards import Card
 from .errors import StateError
-from .events import CATEGORIES, Deal, Event, HandEnd, Turn
-from .i18n import N_, Translations, translator
+from .events import Deal, Event, HandEnd, Turn
+from .i18n import Translations
 from .match import Match
 from .moves import Move
+from .reasons import Contrast, ErrorKind, move_words
 from .rules import Rules
 from .search import (
     DEFAULT_STOPPING,
@@ -118,7 +121,8 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_ITERATIONS", "THRESHOLDS", "SIGNIFICANCE", "Decision", "DealLuck", "TimelinePoint",
            "Judgement", "JudgedBy", "PointKind", "ErrorKind", "HandPhase", "Position",
            "PlayerSummary", "SideSummary", "Summary", "analyze", "analyze_all", "grade",
-           "decision_accuracy", "point_worth", "decision_count"]
+           "decision_accuracy", "point_worth", "decision_count", "contrast", "category_gains", "error_kind",
+           "explain", "move_words"]
 
 DEFAULT_ITERATIONS = 30_000     # per search: about the search's default 100 ms on one core
 DEFAULT_JOBS = 2                # decisions analysed at once (the search releases the GIL)
@@ -163,17 +167,6 @@ class HandPhase(StrEnum):
     FIRST_ROUND = "first_round"
     MIDDLE = "middle"
     LAST_TWO_ROUNDS = "last_two_rounds"     # 2 players: solved exactly
-
-
-class ErrorKind(StrEnum):
-    """What an error did, read from the two moves' figures: the first that fits,
-    in this order (see error_kind)."""
-    DECLARATION = "declaration"         # declared where another move was better, or did not declare
-    GAVE_SCOPA = "gave_scopa"           # left the next player a sweep the best move did not
-    MISSED_CAPTURE = "missed_capture"   # played to the table (or took less) where a capture was better
-    OVER_CAPTURED = "over_captured"     # took more than the best move, and lost by it elsewhere
-    LOST_RACE = "lost_race"             # gave up ground for cards, diamonds, the settebello, primiera, runs
-    OTHER = "other"
 
 
 THRESHOLDS = ((Judgement.BLUNDER, 1.0), (Judgement.MISTAKE, 0.5), (Judgement.INACCURACY, 0.25))   # severity, points
@@ -501,28 +494,7 @@ def _analyse(p: _Position, *, iterations: int, seed: int, cancel: CancelToken,
     return dataclasses.replace(d, kind=error_kind(d), reason=explain(d))
 
 
-# --- what an error did, in words ---------------------------------------------------
-
-RACES = ("cards", "diamonds", "settebello", "primiera", "grande", "piccola", "re_bello")
-# a category among others in a reason's list of figures: "scope +0.90, the settebello -0.15"
-CATEGORY_WORDS = {"scope": N_("scope"), "declarations": N_("declarations"), "cards": N_("cards"),
-                  "diamonds": N_("diamonds"), "settebello": N_("the settebello"), "primiera": N_("primiera"),
-                  "grande": N_("the grande"), "piccola": N_("the piccola"), "re_bello": N_("the re bello")}
-# the first sentence of a reason for ground given in one category (each whole: its words change with it)
-GROUND_GIVEN = {
-    "scope": N_("%(move)s gives ground for scope (%(points)s)"),
-    "declarations": N_("%(move)s gives ground for declarations (%(points)s)"),
-    "cards": N_("%(move)s gives ground for cards (%(points)s)"),
-    "diamonds": N_("%(move)s gives ground for diamonds (%(points)s)"),
-    "settebello": N_("%(move)s gives ground for the settebello (%(points)s)"),
-    "primiera": N_("%(move)s gives ground for primiera (%(points)s)"),
-    "grande": N_("%(move)s gives ground for the grande (%(points)s)"),
-    "piccola": N_("%(move)s gives ground for the piccola (%(points)s)"),
-    "re_bello": N_("%(move)s gives ground for the re bello (%(points)s)"),
-}
-SCOPA_RISK_GAP = 0.10           # a move "gives a scopa" when it adds this much sweep chance ...
-SCOPA_SHARE = 0.4               # ... and the scope account for this share of its loss at least
-
+# --- what an error did, in words (cirulla.solver.reasons) ---------------------------------
 
 def hand_phase(rules: Rules, rnd: int) -> HandPhase:
     """The first round, the last two (the stock is empty once the next one is
@@ -532,111 +504,32 @@ def hand_phase(rules: Rules, rnd: int) -> HandPhase:
     return HandPhase.LAST_TWO_ROUNDS if stock_after(rules, rnd + 1) <= 0 else HandPhase.MIDDLE
 
 
+def contrast(d: Decision) -> Contrast:
+    """The played move against the best, with their figures: what a reason compares."""
+    win = None
+    if d.judged_by is JudgedBy.WIN_CHANCE and d.win_chance_loss is not None:
+        win = 0.0 - d.win_chance_loss
+    return Contrast(table=d.position.table, move=d.played, other=d.best, points=0.0 - d.loss,
+                    scopa_risk=d.played_scopa_risk, other_scopa_risk=d.best_scopa_risk,
+                    categories=d.played_categories, other_categories=d.best_categories, win_chance=win)
+
+
 def category_gains(d: Decision) -> dict[str, float]:
     """By category, what the best move gains over the played one (the seat's side)."""
-    return {c: d.best_categories.get(c, 0.0) - d.played_categories.get(c, 0.0) for c in CATEGORIES}
+    return contrast(d).gains()
 
 
 def error_kind(d: Decision) -> ErrorKind:
     """What an error did: the first of ErrorKind's kinds that its figures fit."""
-    played, best = d.played, d.best
-    gains = category_gains(d)
-    total = sum(g for g in gains.values() if g > 0)
-    if played.is_declaration or best.is_declaration:
-        return ErrorKind.DECLARATION
-    if d.played_scopa_risk - d.best_scopa_risk >= SCOPA_RISK_GAP and gains["scope"] >= SCOPA_SHARE * total:
-        return ErrorKind.GAVE_SCOPA
-    if len(best.captured) > len(played.captured) or (_sweeps(d, best) and not _sweeps(d, played)):
-        return ErrorKind.MISSED_CAPTURE
-    if len(played.captured) > len(best.captured):
-        return ErrorKind.OVER_CAPTURED
-    if sum(max(gains[c], 0.0) for c in RACES) >= 0.5 * total > 0:
-        return ErrorKind.LOST_RACE
-    return ErrorKind.OTHER
-
-
-def _sweeps(d: Decision, move: Move) -> bool:
-    """The move takes the whole table (a scopa, R-SCOPA, unless the rules say otherwise)."""
-    return bool(move.captured) and set(move.captured) == set(d.position.table)
-
-
-def _table_after(d: Decision) -> tuple[Card, ...]:
-    m = d.played
-    if m.card is None:
-        return d.position.table
-    left = tuple(c for c in d.position.table if c not in m.captured)
-    return left if m.captured else (*left, m.card)
-
-
-def _points(x: float) -> str:
-    return f"{x:+.2f}"
-
-
-def move_words(move: Move, tr: Translations) -> str:
-    """A move as a reason names it: its text form (7C x 2C 5S, card codes in
-    every language), a declaration's verb in the reader's language."""
-    text = str(move)
-    if move.is_declaration:
-        return tr.pgettext("move", "declare") + text.removeprefix("declare")
-    return text
+    return reasons.error_kind(contrast(d))
 
 
 def explain(d: Decision, tr: Translations | None = None) -> str:
     """One or two plain sentences on why an error lost: what the played move
     did, then what the best move gains and where, in the language of `tr`
     (English by default). Every figure is one of the decision's own (loss,
-    scopa risks, category_gains), as the report shows them."""
-    tr = tr or translator()
-    _ = tr.gettext
-    kind = d.kind or error_kind(d)
-    played, best = d.played, d.best
-    words = {"move": move_words(played, tr), "best": move_words(best, tr)}
-    gains = category_gains(d)
-    first: str
-    if kind is ErrorKind.DECLARATION:
-        first = (_("Declaring %(cards)s was not the best move") % {"cards": format_cards(played.declared)}
-                 if played.is_declaration else
-                 _("Playing %(move)s instead of declaring %(cards)s gave up points")
-                 % {**words, "cards": format_cards(best.declared)})
-    elif kind is ErrorKind.GAVE_SCOPA:
-        left = _table_after(d)
-        first = _("%(move)s leaves %(cards)s (%(total)s) on the table: the next player sweeps it %(risk)s of the "
-                  "time, against %(best_risk)s after the best move (scope %(scope)s)") % {
-            **words, "cards": format_cards(left), "total": sum(c.rank + 1 for c in left),
-            "risk": f"{d.played_scopa_risk:.0%}", "best_risk": f"{d.best_scopa_risk:.0%}",
-            "scope": _points(-gains["scope"])}
-    elif kind is ErrorKind.MISSED_CAPTURE:
-        sweeps = _sweeps(d, best)
-        if played.captured:
-            first = (_("%(move)s takes only %(taken)s, where %(best)s takes %(cards)s and sweeps the table")
-                     if sweeps else _("%(move)s takes only %(taken)s, where %(best)s takes %(cards)s"))
-        else:
-            first = (_("%(move)s takes nothing, where %(best)s takes %(cards)s and sweeps the table")
-                     if sweeps else _("%(move)s takes nothing, where %(best)s takes %(cards)s"))
-        first %= {**words, "taken": format_cards(played.captured), "cards": format_cards(best.captured)}
-    elif kind is ErrorKind.OVER_CAPTURED:
-        count = len(played.captured)
-        first = tr.ngettext("%(move)s takes %(count)s card, more than the best move's %(best_count)s, and pays for "
-                            "it elsewhere",
-                            "%(move)s takes %(count)s cards, more than the best move's %(best_count)s, and pays for "
-                            "it elsewhere", count) % {**words, "count": count, "best_count": len(best.captured)}
-    else:
-        worst = max(RACES if kind is ErrorKind.LOST_RACE else CATEGORIES, key=lambda c: gains[c])
-        first = _(GROUND_GIVEN[worst]) % {**words, "points": _points(-gains[worst])}
-    top = sorted((c for c in CATEGORIES if abs(gains[c]) >= 0.005), key=lambda c: -abs(gains[c]))[:2]
-    where = ", ".join(_("%(category)s %(points)s") % {"category": _(CATEGORY_WORDS[c]), "points": _points(gains[c])}
-                      for c in top)
-    if d.judged_by is JudgedBy.WIN_CHANCE and d.win_chance_loss is not None:
-        # near the target the chance of winning the match ranks the moves, and
-        # a move can win it with fewer points in this hand
-        second = _("the best move, %(best)s, is worth %(chance)s more chance of winning the match and %(loss)s "
-                   "points more in this hand") % {**words, "chance": f"{d.win_chance_loss:.1%}",
-                                                  "loss": f"{d.loss:.2f}"}
-    else:
-        second = _("the best move, %(best)s, is worth %(loss)s points more") % {**words, "loss": f"{d.loss:.2f}"}
-    if where:
-        second = _("%(figures)s (%(where)s)") % {"figures": second, "where": where}
-    return _("%(first)s; %(second)s.") % {"first": first, "second": second}
+    scopa risks, category_gains), as the report shows them (reasons.error_reason)."""
+    return reasons.error_reason(contrast(d), d.kind, tr)
 
 
 # --- the whole match ---------------------------------------------------------------

@@ -42,9 +42,10 @@ and the greedy policy's move if it is not the solution, what a player who
 looks no further than the cards won now would play) and as the lead shrinks
 (under 1.5 points one step, under 0.75 two).
 
-The reasons are the analysis's (``analysis.explain``): each other move is
-explained as an error against the solution, from the two moves' own figures;
-the puzzle's own reason is the runner-up's.
+The reasons are the analysis's (``reasons.error_reason``, as
+``analysis.explain`` writes them): each other move is explained as an error
+against the solution, from the two moves' own figures; the puzzle's own
+reason is the runner-up's.
 
 >>> from cirulla.solver.moves import Move
 >>> Move.parse("5D x 3C 2S") == Move.parse("5d x 2♠ 3♣")     # an answer's cards in any order
@@ -57,11 +58,11 @@ import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .analysis import Decision, JudgedBy, Position, explain, hand_phase
 from .cards import Card
 from .events import CATEGORIES
 from .i18n import Translations, language_of, translator
 from .moves import Move
+from .reasons import Contrast, error_reason
 from .search import DEFAULT_BUDGET, MoveStats, RankedBy, SearchBudget, SearchMethod, SearchResult, search
 from .view import SeatView
 
@@ -241,26 +242,11 @@ def difficulty_of(result: SearchResult, greedy: Move | None = None) -> int:
     return 1 + min(len(plausible), 2) + (2 if lead < 0.75 else 1 if lead < 1.5 else 0)
 
 
-def _as_error(view: SeatView, result: SearchResult, other: MoveStats) -> Decision:
-    """`other` as an error against the solution: the analysis's Decision, for its reasons."""
-    best = result.moves[0]
-    loss = 0.0 - other.diff_to_best
-    return Decision(
-        number=0, event_index=0, hand=view.hand_number, round=view.round, seat=view.seat, side=view.side,
-        legal_moves=len(result.moves), played=other.move, best=best.move, expected_points=other.expected_points,
-        best_expected_points=best.expected_points, loss=loss, loss_stderr=other.diff_to_best_stderr,
-        win_chance=other.win_chance, best_win_chance=best.win_chance, win_chance_loss=None,
-        judged_by=JudgedBy.POINTS, severity=loss, severity_stderr=other.diff_to_best_stderr, judgement=None,
-        hindsight_best=best.move, hindsight_loss=0.0, unavoidable_loss=0.0, value_before=None, value_after=None,
-        method=result.method, position=Position.of(view), phase=hand_phase(view.rules, view.round),
-        played_scopa_risk=other.scopa_risk, best_scopa_risk=best.scopa_risk,
-        played_categories=dict(other.categories), best_categories=dict(best.categories))
-
-
 def reason_against(view: SeatView, result: SearchResult, other: MoveStats, tr: Translations | None = None) -> str:
     """Why the search's best move beats `other`, in the language of `tr`: the
-    analysis's reason for `other` played instead of it."""
-    return explain(_as_error(view, result, other), tr)
+    analysis's reason for `other` played instead of it (reasons.error_reason)."""
+    contrast = Contrast.of(view.table, other, result.moves[0], points=other.diff_to_best, by_win=False)
+    return error_reason(contrast, tr=tr)
 
 
 def find(view: SeatView, *, source: PuzzleSource, seed: int = 0,

@@ -89,6 +89,7 @@ def test_play_a_hand_through_the_terminal_input(tmp_path):
     out = done.stdout
     assert "Commands:" in out                                     # help
     assert "The engine's ranking of your moves" in out and "expected" in out   # hint, with figures
+    assert re.search(r"why\s+\d+\s+\S.*the runner-up", " ".join(out.split()))     # ... and the reasons
     assert "not a card" in out or "unknown rank" in out           # a bad move is refused, play goes on
     assert re.search(r"Hand 1\s", out) and "The match is over" in out and f"Record saved to {save}" in out
     assert re.search(r"This hand: You \d+.* – Engine( 1)? \d+", out)           # the hand's points so far

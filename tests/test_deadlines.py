@@ -270,7 +270,7 @@ def test_choose_move_and_stream_hint_answer_by_the_deadline(server):
     view = view_msg(PHASES["ismcts-4p"][0]())
     calls: dict[str, Callable[[float], object]] = {
         "ChooseMove full time_ms=1000": lambda timeout: server.engine.ChooseMove(epb.ChooseMoveRequest(
-            view=view, strength=epb.STRENGTH_FULL, budget=epb.Budget(time_ms=1_000)), timeout=timeout),
+            view=view, strength=epb.STRENGTH_FULL, budget=epb.Budget(exhaust=True, time_ms=1_000)), timeout=timeout),
         "ChooseMove advanced": lambda timeout: server.engine.ChooseMove(epb.ChooseMoveRequest(
             view=view, strength=epb.STRENGTH_ADVANCED), timeout=timeout),
         "StreamHint no budget": lambda timeout: list(server.engine.StreamHint(epb.StreamHintRequest(

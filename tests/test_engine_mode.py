@@ -129,6 +129,10 @@ def as_dict(message) -> dict:
 
 
 def hint_query(query_id: str, match: Match, *, seed: int = 0, interval_ms: int = 0, **budget) -> dict:
+    """A getHint query; a time budget is searched to its end (`exhaust`), not
+    stopped once settled: the tests time reports, terminations and stops by it."""
+    if "timeMs" in budget or "time_ms" in budget:
+        budget = {"exhaust": True, **budget}
     query = {"id": query_id, "getHint": {"view": as_dict(view_msg(match)), "budget": budget, "seed": str(seed)}}
     if interval_ms:
         query["reportIntervalMs"] = interval_ms

@@ -299,8 +299,9 @@ def test_play_speaks_italian_with_lang_it(tmp_path):
     out = done.stdout
     for italian in ("Sei Tu (posto 0)", "Scrivi help per i comandi.", "Mano 1", "Tavolo:", "Le tue carte:",
                     "Comandi: il numero di una mossa", "La classifica delle tue mosse secondo il motore",
-                    "rischio scopa", "In questa mano: Tu", f"Partita salvata in {save}"):
-        assert italian in out, italian
+                    "rischio scopa", "In questa mano: Tu", f"Partita salvata in {save}",
+                    "perché", "seconda mossa migliore"):     # the hint's reasons
+        assert italian in " ".join(out.split()), italian
     assert "Type help" not in out and "on the table" not in out and english_left(out) == []
     assert record.load(save).names == ("Tu", "Motore 1")
 
@@ -315,7 +316,7 @@ def test_play_takes_its_language_from_the_locale_and_lang_wins(tmp_path):
 
 
 def test_a_malformed_lang_is_a_usage_error_naming_it(capsys):
-    for command in (["play"], ["analyze", "game.json"], ["habits", "results.jsonl"]):
+    for command in (["play"], ["analyze", "game.json"], ["habits", "results.jsonl"], ["hint", "game.json"]):
         with pytest.raises(SystemExit) as stop:
             main([*command, "--lang", "it_IT!"])
         assert stop.value.code == 2

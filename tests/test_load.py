@@ -333,7 +333,8 @@ def test_sigterm_with_calls_in_flight_after_malformed_traffic():
 
         # the good calls, then SIGTERM while they run
         flying = [process.engine.GetHint.future(epb.GetHintRequest(view=view, seed=k, budget=epb.Budget(
-            time_ms=ms)), timeout=10) for k, (view, ms) in enumerate(zip(views, IN_FLIGHT_MS, strict=True))]
+            time_ms=ms, exhaust=True)), timeout=10)
+            for k, (view, ms) in enumerate(zip(views, IN_FLIGHT_MS, strict=True))]
         time.sleep(0.3)                 # they have started (a call reaches its handler in a few ms)
         assert not any(f.done() for f in flying)
         signalled = time.monotonic()

@@ -189,7 +189,7 @@ def test_the_slot_gauges_move_while_searches_run(server, api):
     view = view_msg(choice_position())
     # two threads for a second and a half take both slots; the next call waits for one
     running_call = api.engine.GetHint.future(epb.GetHintRequest(view=view, budget=epb.Budget(
-        time_ms=1_500, threads=2)), timeout=30)
+        time_ms=1_500, threads=2, exhaust=True)), timeout=30)
     assert wait_for(lambda: gauges() == (2, 2, 0)), gauges()
     waiting_call = api.engine.GetHint.future(epb.GetHintRequest(view=view, budget=epb.Budget(
         time_ms=100)), timeout=30)

@@ -134,7 +134,7 @@ def test_a_busy_server_says_when_to_retry_and_the_service_config_retries_then(tm
     several); a client without retries gets the refusal."""
     with running(max_concurrent_searches=1, max_threads=1, slot_wait_ms=0) as server:
         target = f"127.0.0.1:{server.port}"
-        long_search = epb.GetHintRequest(view=view_msg(position(1, 3)), budget=epb.Budget(time_ms=800))
+        long_search = epb.GetHintRequest(view=view_msg(position(1, 3)), budget=epb.Budget(exhaust=True, time_ms=800))
         quick = epb.GetHintRequest(view=view_msg(position(2, 3)), budget=epb.Budget(iterations=100))
         with grpc.insecure_channel(target) as plain, balanced_channel([server.port]) as retrying:
             holder = engine_service_pb2_grpc.EngineServiceStub(plain).GetHint.future(long_search, timeout=10)
@@ -185,7 +185,8 @@ def test_a_search_on_an_iteration_budget_is_expected_to_end_when_its_iterations_
         with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             engine = engine_service_pb2_grpc.EngineServiceStub(channel)
             holder = engine.GetHint.future(epb.GetHintRequest(view=view_msg(position(1, 3)),
-                                                              budget=epb.Budget(iterations=60_000)), timeout=30)
+                                                              budget=epb.Budget(iterations=60_000, exhaust=True)),
+                                               timeout=30)
             while server.service.limits.slots.in_use == 0:
                 time.sleep(0.005)
             with pytest.raises(grpc.RpcError) as refused:

@@ -198,7 +198,7 @@ def test_get_hint_solves_the_last_round_exactly(api):
             m.play(greedy.choose(m))
         if not m.is_over and m.hand_number == 0:
             break
-    hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(m), budget=epb.Budget(time_ms=500))).hint
+    hint = api.engine.GetHint(epb.GetHintRequest(view=view_msg(m), budget=epb.Budget(exhaust=True, time_ms=500))).hint
     assert hint.stats.method == epb.SEARCH_METHOD_EXACT and not hint.cut_short
     assert all(x.expected_points_stderr == 0 for x in hint.moves)
 
@@ -231,7 +231,7 @@ def test_the_exact_endgame_answers_by_the_deadline(margin_api):
     assert hint.stats.method == epb.SEARCH_METHOD_EXACT and hint.cut_short
     assert all(m.expected_points_stderr > 0 for m in hint.moves)
     last = view_msg(_endgame(0))                   # one world: solved in a few ms
-    hint = margin_api.engine.GetHint(epb.GetHintRequest(view=last, budget=epb.Budget(time_ms=2_000)),
+    hint = margin_api.engine.GetHint(epb.GetHintRequest(view=last, budget=epb.Budget(exhaust=True, time_ms=2_000)),
                                      timeout=DEADLINE_MARGIN_S + 0.5).hint
     assert hint.stats.method == epb.SEARCH_METHOD_EXACT and not hint.cut_short
 
@@ -269,7 +269,7 @@ def test_get_hint_is_reproducible_with_a_seed(api, match):
 def test_stream_hint_sends_interim_rankings_then_a_final_one(api, match):
     start = time.perf_counter()
     replies = list(api.engine.StreamHint(epb.StreamHintRequest(
-        view=view_msg(match), budget=epb.Budget(time_ms=400), interval_ms=50, seed=2)))
+        view=view_msg(match), budget=epb.Budget(exhaust=True, time_ms=400), interval_ms=50, seed=2)))
     elapsed = time.perf_counter() - start
     assert [r.final for r in replies] == [False] * (len(replies) - 1) + [True]
     assert len(replies) >= 4 and 0.35 < elapsed < 30       # the 400 ms budget ends it (30 s: a hang)
@@ -284,7 +284,8 @@ def test_reports_not_taken_give_way_to_the_latest(match):
     """A reader slower than the reports is not sent a backlog: those it has not
     taken are replaced by the newest, and the final one replaces them all."""
     service = Service(ServerConfig(max_concurrent_searches=1))
-    reports = service.stream_hint(epb.StreamHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=1_000),
+    reports = service.stream_hint(epb.StreamHintRequest(view=view_msg(match),
+                                                        budget=epb.Budget(exhaust=True, time_ms=1_000),
                                                         interval_ms=10), Call())
     first = next(reports)
     assert not first.final and service.limits.slots.in_use == 1
@@ -436,7 +437,7 @@ def test_bad_views(api, match, mutate, field, words):
 
 
 @pytest.mark.parametrize("budget,field", [
-    (epb.Budget(time_ms=3_001), "budget.time_ms"), (epb.Budget(time_ms=-5), "budget.time_ms"),
+    (epb.Budget(exhaust=True, time_ms=3_001), "budget.time_ms"), (epb.Budget(time_ms=-5), "budget.time_ms"),
     (epb.Budget(iterations=10**12), "budget.iterations"), (epb.Budget(threads=3), "budget.threads"),
 ])
 def test_budget_caps(api, match, budget, field):
@@ -458,7 +459,7 @@ def test_a_violation_names_its_field_as_proto_and_as_json(api, match):
     msg = view_msg(match)
     msg.hand[0] = "ZZ"
     code, violations, message = failure(api.engine.GetHint, epb.GetHintRequest(
-        view=msg, budget=epb.Budget(time_ms=3_001, iterations=10**12)))
+        view=msg, budget=epb.Budget(exhaust=True, time_ms=3_001, iterations=10**12)))
     assert code == INVALID
     assert violations == [
         ("view.hand[0]", "'ZZ': unknown rank 'Z' (ranks are A 2 3 4 5 6 7 J Q K)"),
@@ -584,7 +585,7 @@ def test_cancel_frees_the_core_within_50_ms(match):
     """Within 50 ms of CPU time after the cancel (cpu_seconds_until)."""
     with running(max_concurrent_searches=1) as s:
         api = stubs(s)
-        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=10_000))
+        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(exhaust=True, time_ms=10_000))
         future = api.engine.GetHint.future(request)
         deadline = time.perf_counter() + 5
         while s.service.limits.slots.in_use == 0:
@@ -604,7 +605,7 @@ def test_stream_cancel_stops_the_search(match):
     with running(max_concurrent_searches=1) as s:
         api = stubs(s)
         stream = api.engine.StreamHint(epb.StreamHintRequest(
-            view=view_msg(match), budget=epb.Budget(time_ms=10_000), interval_ms=20))
+            view=view_msg(match), budget=epb.Budget(exhaust=True, time_ms=10_000), interval_ms=20))
         first = next(stream)
         assert not first.final and s.service.limits.slots.in_use == 1
         stream.cancel()
@@ -615,7 +616,7 @@ def test_cheap_calls_go_on_while_searches_fill_the_cap(match):
     with running(max_concurrent_searches=1, slot_wait_ms=50) as s:
         api = stubs(s)
         future = api.engine.GetHint.future(epb.GetHintRequest(view=view_msg(match),
-                                                              budget=epb.Budget(time_ms=10_000)))
+                                                              budget=epb.Budget(exhaust=True, time_ms=10_000)))
         while s.service.limits.slots.in_use == 0:
             time.sleep(0.002)
         assert api.rules.ListLegalMoves(rpb.ListLegalMovesRequest(view=view_msg(match))).moves
@@ -636,9 +637,9 @@ def test_a_call_waits_a_short_while_for_a_search_slot(match):
     at once, with a RetryInfo."""
     with running(max_concurrent_searches=1, slot_wait_ms=10_000, max_waiting_searches=1) as s:
         api = stubs(s)
-        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=300))
+        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(exhaust=True, time_ms=300))
         first = api.engine.GetHint.future(epb.GetHintRequest(view=view_msg(match),
-                                                             budget=epb.Budget(time_ms=10_000)))
+                                                             budget=epb.Budget(exhaust=True, time_ms=10_000)))
         while s.service.limits.slots.in_use == 0:
             time.sleep(0.002)
         second = api.engine.GetHint.future(request)          # waits for the first to end
@@ -658,7 +659,7 @@ def test_a_call_waits_a_short_while_for_a_search_slot(match):
 def test_a_cancelled_call_stops_waiting_for_a_slot(match):
     with running(max_concurrent_searches=1, slot_wait_ms=10_000) as s:
         api = stubs(s)
-        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(time_ms=10_000))
+        request = epb.GetHintRequest(view=view_msg(match), budget=epb.Budget(exhaust=True, time_ms=10_000))
         first = api.engine.GetHint.future(request)
         while s.service.limits.slots.in_use == 0:
             time.sleep(0.002)

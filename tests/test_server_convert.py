@@ -297,7 +297,9 @@ MIRRORS = [
     Mirror(SearchResult, (epb.Hint, epb.EngineStats),
            not_sent={"info": "the search's own counts (worlds, nodes, rejected draws), for logs and benches"},
            given={"seed": "the request's seed", "stats": "the EngineStats beside the Hint, nested"}),
-    Mirror(MoveStats, (epb.MoveEvaluation,)),
+    Mirror(MoveStats, (epb.MoveEvaluation,),
+           given={"reason": "the hint's reasons (reasons.hint_reasons), in the request's language: words from the "
+                            "figures, no figure of their own"}),
     Mirror(Level, (epb.StrengthInfo,),
            not_sent={"temperature": "how the level plays", "slip": "how the level plays",
                      "grab": "how the level plays",

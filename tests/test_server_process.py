@@ -97,7 +97,7 @@ def test_environment_and_flags(process):
 def test_sigterm_drains_then_exits_cleanly(process):
     p = process("--grace-seconds", "5")
     view = view_msg(choice_position())
-    slow = p.engine.GetHint.future(epb.GetHintRequest(view=view, budget=epb.Budget(time_ms=1_200)))
+    slow = p.engine.GetHint.future(epb.GetHintRequest(view=view, budget=epb.Budget(exhaust=True, time_ms=1_200)))
     time.sleep(0.3)
     p.proc.send_signal(signal.SIGTERM)
     time.sleep(0.2)
@@ -115,7 +115,7 @@ def test_sigterm_drains_then_exits_cleanly(process):
 def test_grace_period_ends_the_calls_left(process):
     p = process("--grace-seconds", "0.3")
     view = view_msg(choice_position())
-    slow = p.engine.GetHint.future(epb.GetHintRequest(view=view, budget=epb.Budget(time_ms=8_000)))
+    slow = p.engine.GetHint.future(epb.GetHintRequest(view=view, budget=epb.Budget(exhaust=True, time_ms=8_000)))
     time.sleep(0.3)
     start = time.perf_counter()
     p.proc.send_signal(signal.SIGTERM)

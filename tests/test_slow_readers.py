@@ -42,7 +42,7 @@ def test_unread_streams_keep_the_server_memory_flat():
     try:
         view = view_msg(choice_position(min_moves=9))     # the more moves, the larger a report
         engine = engine_service_pb2_grpc.EngineServiceStub(channel)
-        request = epb.StreamHintRequest(view=view, budget=epb.Budget(time_ms=10_000), interval_ms=10)
+        request = epb.StreamHintRequest(view=view, budget=epb.Budget(exhaust=True, time_ms=10_000), interval_ms=10)
         p.engine.GetHint(epb.GetHintRequest(view=view, budget=epb.Budget(time_ms=100)), timeout=60)   # warm
         before = rss_mb(p.proc.pid)
         streams = [engine.StreamHint(request, timeout=300) for _ in range(STREAMS)]
@@ -72,7 +72,7 @@ def test_a_stream_whose_final_report_is_never_read_frees_its_handler(monkeypatch
         try:
             engine = engine_service_pb2_grpc.EngineServiceStub(channel)
             view = view_msg(choice_position(min_moves=9))
-            stream = engine.StreamHint(epb.StreamHintRequest(view=view, budget=epb.Budget(time_ms=1000),
+            stream = engine.StreamHint(epb.StreamHintRequest(view=view, budget=epb.Budget(exhaust=True, time_ms=1000),
                                                              interval_ms=10), timeout=300)
             assert wait_for(lambda: server.calls.in_flight == 1, seconds=30), "the stream did not start"
             assert wait_for(lambda: server.calls.in_flight == 0, seconds=60), "the unread stream holds its thread"
