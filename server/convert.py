@@ -492,8 +492,9 @@ def puzzle_from_proto(msg: zpb.Puzzle, field: str = "puzzle") -> Puzzle:
 
 
 def puzzle_hint_request(msg: zpb.Puzzle, *, seed: int = 0) -> epb.GetHintRequest:
-    """The GetHint request for a puzzle's position (the default budget): its view as it is."""
-    return epb.GetHintRequest(view=msg.view, seed=seed)
+    """The GetHint request for a puzzle's position (the default budget): its view as
+    it is, the hint's reasons in the puzzle's language."""
+    return epb.GetHintRequest(view=msg.view, seed=seed, language=msg.language)
 
 
 # --- match states and engine info -----------------------------------------------------

@@ -222,16 +222,17 @@ def record_move(msg, p: Puzzle) -> Move:
 
 def test_a_puzzles_view_is_a_hint_request(made):
     """An app sends the puzzle's view as it is: the server takes it, completes it
-    to the same view, and ranks the solution first."""
+    to the same view, and ranks the solution first, with its reason in the
+    puzzle's language."""
     with running() as server:
         engine = stubs(server).engine
         for p in made.puzzles[:: max(1, len(made.puzzles) // 6)]:
             msg = puzzle_to_proto(p)
             request = puzzle_hint_request(msg, seed=3)
-            assert request.view == msg.view and request.seed == 3
+            assert request.view == msg.view and request.seed == 3 and request.language == "en"
             answer = engine.GetHint(request, timeout=60)
             assert record_move(answer.hint.best, p) == p.solution
-            assert answer.view == msg.view
+            assert answer.view == msg.view and answer.hint.moves[0].reason
 
 
 def test_a_puzzle_line_round_trips_and_its_numbers_are_bounded(made):

@@ -121,7 +121,8 @@ def main(args: list[str]) -> int:
     options = [("grpc.service_config", SERVICE_CONFIG.read_text(encoding="utf-8")), ("grpc.enable_retries", 1)]
     with grpc.insecure_channel(address, options=options) as channel:
         engine = engine_service_pb2_grpc.EngineServiceStub(channel)
-        request = engine_service_pb2.GetHintRequest(view=puzzle.view)      # the position, as it is
+        # the position as it is, the hint's reasons in the puzzle's language
+        request = engine_service_pb2.GetHintRequest(view=puzzle.view, language=puzzle.language)
         try:
             response = engine.GetHint(request, timeout=DEADLINE_S, metadata=metadata)
         except grpc.RpcError as e:
