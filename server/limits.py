@@ -32,6 +32,7 @@ ITERATIONS_PER_MS = 300             # a search thread's pace: how long a call ex
 MAX_TARGET_STDERR = 100.0           # points: Budget.target_stderr's range is 0 to this
 MIN_RETRY_S = 0.01
 ENDED_POLL_S = 0.02                 # how often a waiting call looks whether it has ended
+TYPICAL_WEIGHT = 0.1                # of the latest hold, in the moving average of how long searches hold their slots
 
 
 class Call(Protocol):
@@ -105,9 +106,19 @@ class Limits:
         remaining = call.time_remaining()
         deadline_wait = None if remaining is None else max(remaining - self.config.deadline_margin_ms / 1000, 0)
         cancel = budget.cancel
-        with self.slots.hold(budget.threads, expected_ms=expected_ms(budget), at_most=deadline_wait,
+        expected = expected_ms(budget)
+        typical = self.slots.typical_ms
+        if budget.stopping is not None and typical is not None:
+            expected = min(expected, typical)     # a settled search ends long before its caps
+        with self.slots.hold(budget.threads, expected_ms=expected, at_most=deadline_wait,
                              ended=lambda: cancel is not None and cancel.cancelled, peer=peer_of(call)):
             yield
+
+    def shed(self, budget: epb.Budget, call: Call) -> None:
+        """Refuse a search call at once, before its request is read, if it
+        would find no slot and no room to wait (SearchSlots.refuse_if_full)."""
+        threads = min(max(budget.threads, 1), self.slots.capacity)
+        self.slots.refuse_if_full(threads, peer_of(call))
 
     @staticmethod
     def cancel_token(call: Call) -> CancelToken:
@@ -138,6 +149,8 @@ class SearchSlots:
         self._held: Counter[str] = Counter()  # peer -> threads it holds
         self._ends: dict[int, float] = {}     # holder -> when it expects to finish (monotonic)
         self._queue: dict[int, str] = {}      # tickets of the waiting calls -> their peers, in order
+        self._starts: dict[int, float] = {}   # holder -> when it took its slots (monotonic)
+        self._typical_ms: float | None = None
         self._tickets = itertools.count()
         self._cond = threading.Condition()
 
@@ -159,11 +172,9 @@ class SearchSlots:
         with self._cond:
             ticket = next(self._tickets)
             if self._queue or self._used + n > self.capacity:
-                peer_waiting = sum(1 for p in self._queue.values() if p == peer)
-                if len(self._queue) >= self.max_waiting or wait <= 0:
-                    raise self._refusal(n)
-                if peer_waiting >= self.max_waiting_per_peer:
-                    raise self._refusal(n, f"; {peer_waiting} of them are this peer's, the most one peer may have")
+                refusal = self._refusal_now(n, peer, wait)
+                if refusal is not None:
+                    raise refusal
                 self._queue[ticket] = peer
                 try:
                     until = time.monotonic() + wait
@@ -180,11 +191,41 @@ class SearchSlots:
                     self._cond.notify_all()       # the next in line may fit now
             self._used += n
             self._held[peer] += n
-            self._ends[ticket] = time.monotonic() + expected_ms / 1000
+            self._starts[ticket] = time.monotonic()
+            self._ends[ticket] = self._starts[ticket] + expected_ms / 1000
             return ticket
+
+    def refuse_if_full(self, n: int, peer: str = "") -> None:
+        """Refuse a call now that acquire() would refuse at once (every slot
+        busy and the waiting line full), before any work on its request: a
+        saturated server spent more CPU reading the views of the calls it
+        refused than searching for those it served."""
+        with self._cond:
+            if self._queue or self._used + n > self.capacity:
+                refusal = self._refusal_now(n, peer, self.wait_ms / 1000)
+                if refusal is not None:
+                    raise refusal
+
+    def _refusal_now(self, n: int, peer: str, wait: float) -> RpcError | None:
+        """The refusal of a call that finds no free slot, unless it may wait (the lock held)."""
+        if len(self._queue) >= self.max_waiting or wait <= 0:
+            return self._refusal(n)
+        peer_waiting = sum(1 for p in self._queue.values() if p == peer)
+        if peer_waiting >= self.max_waiting_per_peer:
+            return self._refusal(n, f"; {peer_waiting} of them are this peer's, the most one peer may have")
+        return None
+
+    @property
+    def typical_ms(self) -> float | None:
+        """How long a search has held its slots lately (a moving average), or None before any."""
+        with self._cond:
+            return self._typical_ms
 
     def release(self, n: int, ticket: int, peer: str = "") -> None:
         with self._cond:
+            held_ms = (time.monotonic() - self._starts.pop(ticket, time.monotonic())) * 1000
+            self._typical_ms = held_ms if self._typical_ms is None else \
+                self._typical_ms + TYPICAL_WEIGHT * (held_ms - self._typical_ms)
             self._used -= n
             self._held[peer] -= n
             if not self._held[peer]:

@@ -203,6 +203,7 @@ class Service:
 
     @_door
     def choose_move(self, request: epb.ChooseMoveRequest, call: Call) -> epb.ChooseMoveResponse:
+        self.limits.shed(request.budget, call)
         problems = Problems()
         view = problems.check(self._view_to_move, request.view)
         level = STRENGTHS.get(request.strength)
@@ -332,7 +333,9 @@ class Service:
                    interval_ms: int = DEFAULT_INTERVAL_MS) -> tuple[SeatView, SearchBudget, Translations]:
         """A hint request's view, search budget (its interim rankings put in
         `updates`) and the translator of its language: every violation raised
-        at once, the budget checked once."""
+        at once, the budget checked once; a call the search slots would refuse
+        at once is refused before any of it is read."""
+        self.limits.shed(request.budget, call)
         problems = Problems()
         view = problems.check(self._view_to_move, request.view)
         budget = problems.check(self.limits.budget, request.budget, call, request.seed,

@@ -81,3 +81,49 @@ def test_one_peer_may_fill_at_most_half_the_queue():
     slots.release(1, held, "flood")
     until(lambda: len(got) == 1)
     assert got == ["flood"] and slots.waiting == 2  # nobody holds a slot: the first in line
+
+
+def test_a_call_the_slots_would_refuse_is_refused_before_its_view_is_read():
+    """Saturated, the server refused most calls only after reading and checking
+    their views (1,716 refusals beside 425 answers in 10 s: more CPU than the
+    searches); now a call that would find no slot and no room to wait is
+    refused first: a bad view, then, is RESOURCE_EXHAUSTED, not INVALID_ARGUMENT."""
+    from cirulla.server.config import ServerConfig
+    from cirulla.server.service import Service
+    from cirulla.v1 import engine_service_pb2 as epb
+    from cirulla.v1 import game_pb2 as pb
+    from server_support import Call
+    service = Service(ServerConfig(max_concurrent_searches=1, slot_wait_ms=0, max_waiting_searches=0))
+    bad = epb.GetHintRequest(view=pb.SeatView(hand=["XX"]))
+    with pytest.raises(Exception) as idle:
+        service.get_hint(bad, Call())
+    assert getattr(idle.value, "code", None) != grpc.StatusCode.RESOURCE_EXHAUSTED     # read: its view is bad
+    ticket = service.limits.slots.acquire(1, peer="other")
+    try:
+        for call in (lambda: service.get_hint(bad, Call()), lambda: list(service.stream_hint(
+                epb.StreamHintRequest(view=bad.view), Call())),
+                lambda: service.choose_move(epb.ChooseMoveRequest(view=bad.view), Call())):
+            with pytest.raises(RpcError) as busy:
+                call()
+            assert busy.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    finally:
+        service.limits.slots.release(1, ticket, peer="other")
+
+
+def test_the_retry_hint_follows_how_long_searches_hold_their_slots():
+    """A search with a stopping rule ends long before its caps: a refused
+    call is told to come back when the searches lately took, not the caps."""
+    from cirulla.server.config import ServerConfig
+    from cirulla.server.limits import Limits
+    from cirulla.solver.search import DEFAULT_BUDGET
+    from server_support import Call
+    limits = Limits(ServerConfig(max_concurrent_searches=1, slot_wait_ms=0, max_waiting_searches=0))
+    assert limits.slots.typical_ms is None
+    with limits.searching(DEFAULT_BUDGET, Call()):
+        pass                                    # a search that took no time at all
+    assert limits.slots.typical_ms is not None and limits.slots.typical_ms < 1_000
+    with limits.searching(DEFAULT_BUDGET, Call()):
+        with pytest.raises(RpcError) as refused:
+            limits.slots.acquire(1, peer="next")
+    cap_ms = DEFAULT_BUDGET.iterations / 300    # what the caps alone would have said: about 67 ms
+    assert refused.value.retry_after * 1000 < cap_ms / 2
