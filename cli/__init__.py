@@ -1,4 +1,4 @@
-"""The `cirulla` command line: play, hint, analyze, arena, serve, engine, habits."""
+"""The `cirulla` command line: play, hint, analyze, arena, serve, engine, habits, puzzles."""
 from __future__ import annotations
 
 import argparse

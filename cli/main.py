@@ -22,6 +22,7 @@ from . import add_lang_argument, records, translator_for
 from .engine import add_parser as add_engine
 from .habits import add_parser as add_habits
 from .output import console_for, emit
+from .puzzles import add_parser as add_puzzles
 from .remote import FAILED, NO_FILE, OK, USAGE, CliError, Remote
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ EXAMPLES = """examples:
   cirulla serve --listen 127.0.0.1:50051    the gRPC service (see cirulla serve --help)
   cirulla analyze game.json --server 127.0.0.1:50051   the same, by a running server
   cirulla habits results.jsonl --html habits.html   each player's habits over many analysed games
+  cirulla puzzles results.jsonl --out puzzles.jsonl --html puzzles.html   puzzles cut from analysed games
 
 exit codes: 0 done, 1 failed, 2 bad usage, 3 bad input (a broken record or view),
 4 server unreachable, 5 file not found, 130 interrupted, 70 stopped by abandoning work
@@ -412,6 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("serve", help="run the gRPC service", add_help=False)   # parsed by cmd_serve
     add_engine(sub)
     add_habits(sub)
+    add_puzzles(sub)
     return p
 
 

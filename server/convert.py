@@ -36,7 +36,7 @@ from cirulla.solver.analysis import (
     Summary,
     TimelinePoint,
 )
-from cirulla.solver.bounds import FieldType, is_repeated
+from cirulla.solver.bounds import FieldType, is_repeated, out_of_bounds
 from cirulla.solver.cards import RANKS, Card
 from cirulla.solver.errors import CirullaError, ViewError
 from cirulla.solver.events import CATEGORIES, Deal, Event, HandEnd, SideScore, Turn
@@ -44,6 +44,7 @@ from cirulla.solver.i18n import Translations, translator
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
 from cirulla.solver.players import RATINGS, Level
+from cirulla.solver.puzzles import Puzzle, PuzzleMove, PuzzleSource
 from cirulla.solver.reasons import hint_reasons
 from cirulla.solver.record import EnumType
 from cirulla.solver.rules import CHOICES, PRESETS, Rules
@@ -53,6 +54,7 @@ from cirulla.solver.view_builder import Row, build_view
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import game_pb2 as pb
+from cirulla.v1 import puzzle_pb2 as zpb
 from cirulla.v1 import rules_service_pb2 as rpb
 
 from .config import ServerConfig
@@ -454,6 +456,45 @@ def summary_from_proto(msg: apb.AnalysisSummary) -> Summary:
         sides=tuple(from_message(x, SideSummary) for x in msg.sides),
         deals=tuple(from_message(x, DealLuck) for x in msg.deals),
         timeline=tuple(from_message(p, TimelinePoint) for p in msg.timeline))
+
+
+# --- puzzles -------------------------------------------------------------------------
+
+def puzzle_to_proto(p: Puzzle) -> zpb.Puzzle:
+    msg = to_message(p, zpb.Puzzle, view=None)         # the view by its own converter
+    msg.view.CopyFrom(view_to_proto(p.view))
+    return msg
+
+
+def puzzle_from_proto(msg: zpb.Puzzle, field: str = "puzzle") -> Puzzle:
+    """The Puzzle of a message (a line of `cirulla puzzles --out`): its view
+    checked and completed as a request's is, its moves read with the view's
+    rules; or one BadRequest naming every field at fault."""
+    outside = out_of_bounds(msg, field)
+    if outside:
+        raise BadRequest(outside)
+    view = view_from_proto(msg.view, f"{field}.view")
+    problems = Problems()
+
+    def move(m: pb.Move, where: str) -> Move | None:
+        read = problems.check(move_from_proto, m, view.rules, f"{field}.{where}")
+        return None if read is None else dataclasses.replace(read, points=m.points)
+
+    solution = move(msg.solution, "solution")
+    others = [move(o.move, f"others[{i}].move") for i, o in enumerate(msg.others)]
+    played = move(msg.source.played, "source.played") if msg.source.HasField("played") else None
+    problems.raise_any()
+    assert solution is not None and all(m is not None for m in others)
+    return from_message(
+        msg, Puzzle, view=view, solution=solution,
+        others=tuple(from_message(o, PuzzleMove, move=m) for o, m in zip(msg.others, others, strict=True)),
+        source=from_message(msg.source, PuzzleSource, played=played or solution))
+
+
+def puzzle_hint_request(msg: zpb.Puzzle, *, seed: int = 0) -> epb.GetHintRequest:
+    """The GetHint request for a puzzle's position (the default budget): its view as
+    it is, the hint's reasons in the puzzle's language."""
+    return epb.GetHintRequest(view=msg.view, seed=seed, language=msg.language)
 
 
 # --- match states and engine info -----------------------------------------------------

@@ -42,6 +42,7 @@ from cirulla.v1 import analysis_service_pb2_grpc, engine_service_pb2_grpc, rules
 from cirulla.v1 import embedded_engine_pb2 as xpb
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import game_pb2 as pb
+from cirulla.v1 import puzzle_pb2 as zpb
 from cirulla.v1 import rules_service_pb2 as rpb
 from server_support import choice_position, failure, position, running, stubs, view_msg
 
@@ -60,10 +61,11 @@ def _services():
         yield from module.DESCRIPTOR.services_by_name.values()
 
 
-# what comes in from outside: every RPC's request, the engine's query, the files the CLI reads
+# what comes in from outside: every RPC's request, the engine's query, the files the CLI reads, the puzzles an
+# app reads (convert.puzzle_from_proto)
 INBOUND = [m.input_type for s in _services() for m in s.methods] + [
     xpb.EngineQuery.DESCRIPTOR, pb.Record.DESCRIPTOR, pb.SeatView.DESCRIPTOR,
-    apb.GameAnalysisLine.DESCRIPTOR, apb.GameAnalysis.DESCRIPTOR]
+    apb.GameAnalysisLine.DESCRIPTOR, apb.GameAnalysis.DESCRIPTOR, zpb.Puzzle.DESCRIPTOR]
 
 
 def integer_fields(roots) -> dict[str, object]:

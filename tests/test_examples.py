@@ -6,7 +6,10 @@ line per legal move, as RulesService.ListLegalMoves lists them, then `best:`),
 the field violations of examples/bad_view.json (what each example's README
 shows), a server that needs a token with and without CIRULLA_TOKEN, the
 decoding of a RetryInfo detail, and bad usage. The client guide's Node code
-is quoted from the Node example.
+is quoted from the Node example. The Python puzzle example checks answers
+against examples/puzzle.json (the solution named with its cards in another
+order is right, a wrong move says why, another move is not legal) and asks
+the live server for the puzzle's hint, as its README shows.
 
 The Node tests need `node` on the PATH and examples/node/node_modules (`npm ci
 --prefix examples/node`); without them they skip (in CI a skip is a failure:
@@ -37,6 +40,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 GUIDE = EXAMPLES.parent / "docs" / "client-guide.md"
 VIEW = EXAMPLES / "view.json"
 BAD_VIEW = EXAMPLES / "bad_view.json"
+PUZZLE = EXAMPLES / "puzzle.json"
 
 # `<move text> +0.79 ± 0.12  scopa risk 15%`; the text may hold spaces.
 MOVE_LINE = re.compile(r"^(?P<text>\S.*?) +[+-]\d+\.\d\d ± \d+\.\d\d  scopa risk \d+%$")
@@ -203,3 +207,29 @@ def test_bad_usage(client, tmp_path, content, says):
 
     result = run(client, "a", "b", "c", cwd=tmp_path)
     assert result.returncode == 2 and "usage:" in result.stderr, shown(result)
+
+
+# --- a puzzle: checking an answer, asking for the hint -------------------------------------
+
+def test_the_puzzle_example_checks_answers_in_any_order_and_asks_for_the_hint(server, tmp_path):
+    from cirulla.server.convert import puzzle_from_proto
+    from cirulla.v1 import puzzle_pb2
+    puzzle = puzzle_from_proto(json_format.Parse(PUZZLE.read_text(encoding="utf-8"), puzzle_pb2.Puzzle()))
+    command = [sys.executable, str(EXAMPLES / "python" / "puzzle.py")]
+    address = f"127.0.0.1:{server.port}"
+    solution = puzzle.solution
+    reordered = f"{solution.card} x " + " ".join(sorted(map(str, solution.captured), reverse=True))
+    assert reordered != str(solution) and len(solution.captured) >= 2
+    right = run(command, address, "../puzzle.json", reordered, cwd=EXAMPLES / "python")
+    assert right.returncode == 0, shown(right)
+    assert right.stdout.splitlines() == readme_answer(command, f'127.0.0.1:50051 ../puzzle.json "{reordered}"')
+    assert f"answer {reordered}: right" in right.stdout and f"engine: {solution}, the solution" in right.stdout
+    wrong = puzzle.others[0]
+    reversed_wrong = f"{wrong.move.card} x " + " ".join(sorted(map(str, wrong.move.captured), reverse=True))
+    told = run(command, address, str(PUZZLE), reversed_wrong, cwd=tmp_path)
+    assert told.returncode == 0 and f"wrong, {wrong.loss:.2f} points behind: {wrong.reason}" in told.stdout
+    assert told.stdout.splitlines() == readme_answer(command, f'127.0.0.1:50051 ../puzzle.json "{reversed_wrong}"')
+    illegal = f"{puzzle.view.hand[0]} x {puzzle.view.unseen()[0]}"
+    refused = run(command, address, str(PUZZLE), illegal, cwd=tmp_path)
+    assert refused.returncode == 0 and f"answer {illegal}: not a legal move here" in refused.stdout
+    assert run(command, address, str(PUZZLE), "a", "b", cwd=tmp_path).returncode == 2

@@ -19,12 +19,14 @@ from cirulla.solver import Deal, HandEnd, Match, Move, Rules, SideScore, StateEr
 from cirulla.solver.analysis import DealLuck, Decision, PlayerSummary, Position, SideSummary, Summary, TimelinePoint
 from cirulla.solver.arena import ArenaResult
 from cirulla.solver.players import GreedyPlayer, Level
+from cirulla.solver.puzzles import Puzzle, PuzzleMove, PuzzleSource
 from cirulla.solver.search import MoveStats, SearchResult
 from cirulla.solver.view import SeatView
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import arena_pb2
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import game_pb2 as pb
+from cirulla.v1 import puzzle_pb2 as zpb
 from cirulla.v1 import rules_service_pb2 as rpb
 from server_support import choice_position, position, view_msg
 
@@ -310,6 +312,7 @@ MIRRORS = [
     Mirror(SideSummary, (apb.SideSummary,)), Mirror(DealLuck, (apb.DealLuck,)),
     Mirror(TimelinePoint, (apb.TimelinePoint,)),
     Mirror(ArenaResult, (arena_pb2.ArenaResult,), given={"rules": "the rules the arena played, the caller's"}),
+    Mirror(Puzzle, (zpb.Puzzle,)), Mirror(PuzzleMove, (zpb.PuzzleMove,)), Mirror(PuzzleSource, (zpb.PuzzleSource,)),
 ]
 
 
