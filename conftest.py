@@ -9,6 +9,14 @@ import pytest
 
 REQUIRE_ALL = os.environ.get("CIRULLA_REQUIRE_ALL") == "1"
 
+# The tests read the player's texts in English unless they ask for a language
+# (--lang, or LANG set for the one test): a developer's Italian locale must
+# not turn every other test's expected English into Italian (solver/i18n.py
+# reads LC_ALL, LC_MESSAGES, then LANG).
+for _name in ("LC_ALL", "LC_MESSAGES", "LANGUAGE"):
+    os.environ.pop(_name, None)
+os.environ["LANG"] = "C.UTF-8"
+
 
 def _fail_the_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
     if REQUIRE_ALL and report.skipped and not hasattr(report, "wasxfail"):
