@@ -434,8 +434,10 @@ def local_cluster(workers: int) -> LocalCluster:
     with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                             dashboard_address=None, preload=[__name__],
-                            # not the workers' warnings as the command cancels their tasks on Ctrl-C
-                            silence_logs=logging.ERROR)
+                            # not the workers' warnings as the command cancels their tasks on Ctrl-C, nor
+                            # their errors as it stops them (a heartbeat to a scheduler already gone logged a
+                            # traceback under a CPU hog); a task's failure reaches the command through its future
+                            silence_logs=logging.CRITICAL)
 
 
 def dask_setup(worker: object) -> None:
