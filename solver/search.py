@@ -681,7 +681,10 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
             if pooled:
                 cpu[t] += time.thread_time() - t0
 
+    next_report = time.monotonic() + max(budget.progress_interval_ms, 1.0) / 1000.0   # the next interim ranking
+
     def run_stage(target: int) -> None:
+        nonlocal next_report
         if threads == 1 and budget.on_progress is None:
             work(0, searchers[0], target, False)
             return
@@ -692,14 +695,13 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
         interval = max(budget.progress_interval_ms, 1.0) / 1000.0
         while any(th.is_alive() for th in pool):
             for th in pool:
-                th.join(timeout=max(0.0, progress.next - time.monotonic()) if on_progress else None)
-                if on_progress and time.monotonic() >= progress.next:
+                th.join(timeout=max(0.0, next_report - time.monotonic()) if on_progress else None)
+                if on_progress and time.monotonic() >= next_report:
                     break
-            if on_progress and time.monotonic() >= progress.next and any(th.is_alive() for th in pool):
+            if on_progress and time.monotonic() >= next_report and any(th.is_alive() for th in pool):
                 on_progress(snapshot(None))
-                progress.next = time.monotonic() + interval
+                next_report = time.monotonic() + interval
 
-    progress = _NextReport(time.monotonic() + max(budget.progress_interval_ms, 1.0) / 1000.0)
 
     def snapshot(reason: StopReason | None, tiebreak: list[float] | None = None) -> SearchResult:
         elapsed = (time.monotonic() - start) * 1000.0
@@ -749,12 +751,6 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
         if tiebreak is not None:
             return snapshot(reason, tiebreak)
     return solved
-
-
-@dataclass
-class _NextReport:
-    """When a search's next interim ranking is due (monotonic seconds)."""
-    next: float
 
 
 def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _search.StopFlag,
