@@ -36,6 +36,9 @@ class Card:
         """Parse `7D`, `7d` or `7♦` (R-CODE); raises InvalidCardError."""
         if not isinstance(text, str):
             raise InvalidCardError(f"a card is text like '7D', got {text!r}")
+        card = _SPELLED.get(text)       # (a view's replay parses a hundred cards)
+        if card is not None:
+            return card
         t = text.strip().upper()
         if len(t) != 2:
             raise InvalidCardError(f"{text!r} is not a card: write rank then suit, like '7D'")
@@ -92,6 +95,9 @@ for _i in range(40):
     Card._all.append(_c)
 
 DECK: tuple[Card, ...] = tuple(Card._all)
+# every card's usual spellings: 7D, 7d, 7♦
+_SPELLED: dict[str, Card] = {f"{RANKS[c.rank]}{s}": c for c in DECK
+                                for s in (SUITS[c.suit], SUITS[c.suit].lower(), SUIT_SYMBOLS[c.suit])}
 
 
 def sort_key(card: Card) -> tuple[int, int]:

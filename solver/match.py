@@ -60,6 +60,7 @@ class Match:
         self.rules = rules if rules is not None else Rules()
         n = self.rules.players
         self._rng = random.Random(seed)
+        self._rng_saved: tuple[object, ...] | None = None   # its state, kept until it draws again
         if dealer is None:
             dealer = self._rng.randrange(n)                 # R-DEALER: at random
         if not isinstance(dealer, int) or not 0 <= dealer < n:
@@ -279,12 +280,13 @@ class Match:
         self._core, self.scores, self.hand_number, self.winner = s.core, s.scores, s.hand_number, s.winner
         del self.events[s.n_events:]
         self._rng.setstate(s.rng_state)
+        self._rng_saved = s.rng_state
 
     def copy(self) -> Match:
         other = object.__new__(Match)
         other.__dict__.update(self.__dict__)
         other._rng = random.Random()
-        other._rng.setstate(self._rng.getstate())
+        other._rng.setstate(self._rng_state())
         other.events = list(self.events)
         other.scores = list(self.scores)
         other._undo = list(self._undo)
@@ -338,7 +340,14 @@ class Match:
 
     def _push(self) -> None:
         self._undo.append(_Snapshot(self._core.copy(), len(self.events), list(self.scores),
-                                    self.hand_number, self.winner, self._rng.getstate()))
+                                    self.hand_number, self.winner, self._rng_state()))
+
+    def _rng_state(self) -> tuple[object, ...]:
+        """The generator's state, read once between draws: it draws once a hand,
+        and reading it (625 words) at every move was a fifth of a view's replay."""
+        if self._rng_saved is None:
+            self._rng_saved = self._rng.getstate()
+        return self._rng_saved
 
     def _advance(self) -> None:
         """Run what follows by itself: random deals, the end of a hand, the next hand."""
@@ -351,6 +360,7 @@ class Match:
                     return
                 if self._core.round == 0:
                     self._core.shuffle(self._rng.getrandbits(64))
+                    self._rng_saved = None
                 self._deal_from_stock()
                 continue
             # PHASE_OVER

@@ -276,6 +276,25 @@ def test_undo_a_move_a_deal_and_a_hand_end():
         Match(Rules(), seed=1).undo()
 
 
+def test_undo_in_a_later_hand_keeps_the_deals_to_come():
+    """Undoing a move of the second hand restores the shuffle's generator as it
+    was after that hand's shuffle: the third hand is dealt as without the undo
+    (the generator's state is read once a hand, not at every move)."""
+    def play_on(m: Match, rng: random.Random, undo_at: int | None) -> list[object]:
+        moves = 0
+        while m.hand_number < 2 and not m.is_over:
+            move = rng.choice(m.legal_moves)
+            if m.hand_number == 1 and moves == undo_at:
+                m.play(m.legal_moves[-1])
+                m.undo()
+            m.play(move)
+            moves += m.hand_number == 1
+        return list(m.events)
+
+    undone = play_on(Match(Rules(), seed=3), random.Random(3), 4)
+    assert undone == play_on(Match(Rules(), seed=3), random.Random(3), None)
+
+
 def test_copy_is_independent():
     m = Match(Rules(), seed=6)
     c = m.copy()
