@@ -23,7 +23,11 @@ Prints one ``name: value unit`` line per figure (NP: 2p_classic, 4p_classic):
     machine_load: ...                  the load average before and after the decisions (as `cirulla arena`)
     saturation_hints_per_s_default: ... hints/s   GetHint alone (no budget) from 16 clients against
                                        `cirulla-server` with its default flags, tests/test_load.py's
-                                       load as bench/bench_saturation.py runs it; OK hints a second
+                                       load as bench/bench_saturation.py runs it; OK hints a second.
+                                       The views are the decisions above (both player counts): the
+                                       hint mix whose cost the figures above give
+    saturation_hints_per_s_default_first_round: ... hints/s   the same on the load test's views
+                                       (the first moves of a hand, the costliest decisions)
 
 (with a budget flag, ``saturation_hints_per_s_100ms`` or ``_10000it``). The
 hands are those of match seeds ``--seed``, ``--seed + 1``, ...; the hints'
@@ -66,6 +70,7 @@ from cirulla.solver.moves import Move
 from cirulla.solver.players import self_play
 from cirulla.solver.search import build_tables
 from cirulla.v1 import engine_service_pb2 as epb
+from cirulla.v1 import game_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -85,6 +90,7 @@ class Decision:
     cpu_ms: float
     wall_ms: float
     iterations: int
+    view: pb.SeatView       # what was asked: the saturation replays it
 
 
 def phase_of(match: Match) -> str:
@@ -116,7 +122,7 @@ class HintPlayer:
         hint = self.service.get_hint(request, Call()).hint
         cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
         assert hint.stats.threads == 1, "the CPU time of one thread is all of a one-thread search's"
-        self.decisions.append(Decision(phase, 1000 * cpu, 1000 * wall, hint.stats.iterations))
+        self.decisions.append(Decision(phase, 1000 * cpu, 1000 * wall, hint.stats.iterations, request.view))
         return convert.move_from_proto(hint.best, match.rules, "hint.best")
 
 
@@ -152,19 +158,22 @@ def budget_of(args: argparse.Namespace) -> tuple[epb.Budget | None, str]:
     return budget, "_".join(parts)
 
 
-def saturation(budget: epb.Budget | None, name: str, seconds: float) -> None:
+def saturation(budget: epb.Budget | None, name: str, seconds: float, views: list[pb.SeatView] | None) -> None:
+    """Hints/s of a server saturated with GetHint on `views` (None: the load test's)."""
     load_before, start = os.getloadavg()[0], time.monotonic()
     server = Process()
     try:
         report = saturate(server.port, server.proc.pid, seconds=seconds, warmup=SATURATION_WARMUP_S,
-                          clients=CLIENTS, hint_share=1.0, hint_budgets=[budget])
+                          clients=CLIENTS, views=views, hint_share=1.0, hint_budgets=[budget])
     finally:
         server.proc.send_signal(signal.SIGTERM)
         server.proc.wait(30)
         server.stop()
     calls = report.measured()
     ok = [c.ms for c in calls if c.code == "OK"]
-    print(f"# saturation: {CLIENTS} clients, {len(calls)} GetHint calls in {seconds:g} s after a "
+    name += "_first_round" if views is None else ""
+    which = "the load test's views" if views is None else f"{len(views)} decisions' views"
+    print(f"# saturation ({which}): {CLIENTS} clients, {len(calls)} GetHint calls in {seconds:g} s after a "
           f"{SATURATION_WARMUP_S:g} s warm-up, {dict(report.codes(calls))}, OK latency p50 "
           f"{statistics.median(ok) if ok else float('nan'):.0f} ms")
     print(f"saturation_machine_load: {machine_load(load_before, time.monotonic() - start, 'the server')}")
@@ -190,9 +199,11 @@ def main() -> None:
                                  else f" ({budget.time_ms or 'no'} ms, {budget.iterations or 'no'} iterations)"))
     print(f"seed: {args.seed}", flush=True)
     load_before, start = os.getloadavg()[0], time.monotonic()
+    views = []
     for players in args.players:
         hands = args.hands if args.hands is not None else DEFAULT_HANDS[players]
         decisions = play_hands(service, budget, players, hands, args.seed)
+        views += [d.view for d in decisions]
         label = f"{players}p_classic"
         print_costs(label, decisions)
         print(f"hands_{label}: {hands} hands")
@@ -200,7 +211,8 @@ def main() -> None:
               f"ratio", flush=True)
     print(f"machine_load: {machine_load(load_before, time.monotonic() - start, '1 search thread')}", flush=True)
     if not args.skip_saturation:
-        saturation(budget, name, args.saturation_seconds)
+        saturation(budget, name, args.saturation_seconds, views)
+        saturation(budget, name, args.saturation_seconds, None)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Benchmark of the service saturated: 16 clients against the default limits.
 
 Starts `cirulla-server` (default flags: a search slot per core, a call waits
-at most 200 ms for one with at most 8 waiting) in a child process on a free
+at most 200 ms for one with at most 32 waiting, if the line clears in time) in a child process on a free
 loopback port and runs tests/test_load.py's load for a warm-up and then
 `--seconds`: 16 client threads, each on its own channel, calling 70% GetHint
 (a time budget of 20, 30 or 50 ms), 15% ChooseMove (beginner or casual), 15%

@@ -52,14 +52,17 @@ class ServerConfig:
     # the time cap of the default budget (search.DEFAULT_BUDGET), which stops
     # far sooner once its answer is settled
     default_budget_ms: int = int(DEFAULT_BUDGET.time_ms or 0)
-    # A call that finds every search slot taken waits this long for one (first
-    # come, first served), with at most this many calls waiting; then
-    # RESOURCE_EXHAUSTED with a RetryInfo.
+    # A call that finds every search slot taken waits this long for one (fairly
+    # between peers), with at most max_waiting_searches calls waiting and only
+    # if the line should clear in time; else RESOURCE_EXHAUSTED with a RetryInfo.
+    # At the default budget (about 15 ms a hint) the line of 16 clients on 2 slots
+    # clears in about 120 ms: with 8 waiting at most, the others were refused again
+    # and again, and the refusals took a third of a saturated server's CPU.
     slot_wait_ms: int = 200
+    max_waiting_searches: int = 32
     # AnalyzeGame: the longest analysis a request may ask for (estimated from its
     # iterations and the record's decisions; one running twice as long is stopped)
     max_analysis_seconds: int = 300
-    max_waiting_searches: int = 8
     max_message_bytes: int = 1 << 20
     # Time kept back from a call's deadline to encode and send the answer.
     deadline_margin_ms: int = 25
@@ -160,7 +163,8 @@ _HELP = {
     "default_budget_ms": "the time cap of a request that names no budget (the default budget, which "
                          "stops much sooner once its answer is settled)",
     "slot_wait_ms": "how long a call waits for a free search slot before RESOURCE_EXHAUSTED",
-    "max_waiting_searches": "calls that may wait for a search slot at once; more are refused at once",
+    "max_waiting_searches": "calls that may wait for a search slot at once (if the line should clear within "
+                            "--slot-wait-ms); more are refused at once",
     "max_message_bytes": "the largest request or response, in bytes",
     "deadline_margin_ms": "time kept back from a call's deadline to send the answer",
     "grace_seconds": "on SIGTERM, how long calls in flight get to finish",

@@ -132,8 +132,13 @@ class Limits:
 class SearchSlots:
     """Search threads in use, against the cap. A call that finds no free slot
     waits up to `wait_ms`, with at most `max_waiting` calls waiting (and at most
-    half of them from one peer); past that it gets RESOURCE_EXHAUSTED with a
-    google.rpc.RetryInfo of when a slot should be free.
+    half of them from one peer), and only if the line ahead of it should clear
+    within its wait (by how long searches lately held their slots): a call that
+    would time out in the line is refused at once rather than after its wait.
+    A refused call gets RESOURCE_EXHAUSTED with a google.rpc.RetryInfo of when
+    the line should have room for it again: told only when the next slot frees,
+    the calls refused by a long line came back to be refused again, and a
+    saturated server spent a third of its CPU refusing them.
 
     Fair between peers: a freed slot goes to the waiting call whose peer holds
     the fewest threads, first come first served among equals. A peer alone may
@@ -210,10 +215,17 @@ class SearchSlots:
         """The refusal of a call that finds no free slot, unless it may wait (the lock held)."""
         if len(self._queue) >= self.max_waiting or wait <= 0:
             return self._refusal(n)
+        if self._line_s(len(self._queue) + n) > wait:
+            return self._refusal(n, f", more than this call may wait ({wait * 1000:.0f} ms) to clear")
         peer_waiting = sum(1 for p in self._queue.values() if p == peer)
         if peer_waiting >= self.max_waiting_per_peer:
             return self._refusal(n, f"; {peer_waiting} of them are this peer's, the most one peer may have")
         return None
+
+    def _line_s(self, threads: int) -> float:
+        """How long the slots take to serve `threads` more search threads, by how
+        long searches lately held theirs (0 before any has ended)."""
+        return (self._typical_ms or 0.0) * threads / self.capacity / 1000
 
     @property
     def typical_ms(self) -> float | None:
@@ -247,9 +259,14 @@ class SearchSlots:
         return min(self._queue, key=lambda t: (self._held[self._queue[t]], t))
 
     def _refusal(self, n: int, why: str = "") -> RpcError:
+        """RESOURCE_EXHAUSTED, to retry when a slot should be free and the line
+        ahead short enough to wait in: the waiting calls served but for the
+        room the line keeps."""
         now = time.monotonic()
         soonest = min((end - now for end in self._ends.values()), default=0.0)
+        room = min(self.max_waiting, int(self.wait_ms / 1000 / self._line_s(1))) if self._typical_ms else 0
+        line = self._line_s(max(len(self._queue) + n - room, 0))
         return RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED,
                         f"the server is running {self._used} of {self.capacity} search threads "
                         f"and {len(self._queue)} call(s) wait for one{why}; this call needs {n}: retry later",
-                        retry_after=max(soonest, MIN_RETRY_S))
+                        retry_after=max(soonest, line, MIN_RETRY_S))

@@ -210,10 +210,11 @@ def sigterm_and_wait(process: Process, seconds: float) -> tuple[int, float]:
 # --- the tests ------------------------------------------------------------------------------
 
 def test_saturation_refuses_politely_stays_healthy_and_flat():
-    """16 clients on a server with the default limits (2 cores: 2 search slots,
-    8 calls waiting at most 200 ms for one): the rest are refused with a
-    RetryInfo, never another error, while health answers and memory holds."""
-    process = Process()
+    """16 clients on a server with the default limits but a line of 4 (2 cores:
+    2 search slots, 4 calls waiting at most 200 ms for one; the default line of
+    32 holds them all): the rest are refused with a RetryInfo, never another
+    error, while health answers and memory holds."""
+    process = Process("--max-waiting-searches", "4")
     try:
         report = saturate(process.port, process.proc.pid, seconds=LOAD_S, warmup=WARMUP_S)
         codes = report.codes()

@@ -127,3 +127,29 @@ def test_the_retry_hint_follows_how_long_searches_hold_their_slots():
             limits.slots.acquire(1, peer="next")
     cap_ms = DEFAULT_BUDGET.iterations / 300    # what the caps alone would have said: about 67 ms
     assert refused.value.retry_after * 1000 < cap_ms / 2
+
+
+def test_a_call_the_line_would_keep_past_its_wait_is_refused_at_once_and_told_when_there_is_room():
+    """Searches lately held their slot T (100 ms or more) and a call may wait
+    1.5 T: with one call waiting on the one slot, a second would wait 2 T for
+    the line to clear, past its wait: refused at once (not at its wait's end)
+    and told to retry once the line has room for it (T at least, not the 10 ms
+    floor). The first waits: its line clears in T."""
+    slots = SearchSlots(1, wait_ms=10_000, max_waiting=8)
+    with slots.hold(1, peer="x"):
+        threading.Event().wait(0.1)
+    typical = slots.typical_ms
+    assert typical is not None and typical >= 100
+    slots.wait_ms = int(1.5 * typical)
+    held = slots.acquire(1, peer="x")
+    got: list[str] = []
+    first = waiter(slots, "a", got)
+    until(lambda: slots.waiting == 1)
+    with pytest.raises(RpcError) as refused:
+        slots.acquire(1, peer="b")
+    assert refused.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert f"more than this call may wait ({slots.wait_ms} ms) to clear" in refused.value.message
+    assert refused.value.retry_after is not None and refused.value.retry_after >= typical / 1000
+    slots.release(1, held, "x")
+    until(lambda: got == ["a"])
+    first.join(1)
