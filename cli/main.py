@@ -23,7 +23,7 @@ from .engine import add_parser as add_engine
 from .habits import add_parser as add_habits
 from .output import console_for, emit
 from .puzzles import add_parser as add_puzzles
-from .remote import FAILED, NO_FILE, OK, USAGE, CliError, Remote
+from .remote import FAILED, NO_FILE, OK, USAGE, CliError, Remote, arena_player
 
 if TYPE_CHECKING:
     from cirulla.solver.view import SeatView
@@ -232,7 +232,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     load_before, start = os.getloadavg()[0], time.monotonic()
     try:
         res = arena(args.a, args.b, rules=rules, pairs=args.pairs, seed=args.seed, jobs=args.jobs, save=save,
-                    on_pair=progress)
+                    on_pair=progress, players=arena_player)
     except OSError as e:
         raise CliError(f"--save {args.save}: cannot write {e.filename}: {e.strerror}", FAILED) from None
     # wall-time budgets depend on what else the machine ran: say how busy it was
@@ -392,8 +392,12 @@ def build_parser() -> argparse.ArgumentParser:
                  "follows a colon (ismcts:100ms, flatmc:20000it); `default` is the search at the\n"
                  "default budget, as hints get it (it stops once settled). Or a strength level, played\n"
                  "as ChooseMove plays it (its own budget, one thread, seeded): level:casual,\n"
-                 "or simply casual (" + ", ".join(LEVEL_NAMES) + ").",
+                 "or simply casual (" + ", ".join(LEVEL_NAMES) + "). Or a running server,\n"
+                 "another build or deployment: remote:HOST:PORT plays its hints at its default\n"
+                 "budget, remote:HOST:PORT:casual its ChooseMove at that level,\n"
+                 "remote:HOST:PORT:10000it its hints at that budget, spent whole.",
                  "examples:\n  cirulla arena ismcts:100ms greedy --pairs 100 --jobs 2\n"
+                 "  cirulla arena default remote:127.0.0.1:50051 --hands 1 --pairs 500 --jobs 2\n"
                  "  cirulla arena default ismcts:100000it --hands 1 --pairs 2000 --seed 1 --jobs 2\n"
                  "  cirulla arena ismcts:20ms flatmc:20ms --hands 1 --pairs 500 --json\n"
                  "  cirulla arena casual beginner --hands 1 --pairs 200 --jobs 2\n"

@@ -1,5 +1,5 @@
 """`--server HOST:PORT`: the cirulla.v1 service instead of the local engine,
-and the command line's errors.
+the arena's ``remote:HOST:PORT`` engines, and the command line's errors.
 
 Errors come back as CliError with the command line's exit codes: a server
 that cannot be reached, a request the server calls invalid (with its field
@@ -10,15 +10,22 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
 import grpc
 
+from cirulla.server import convert
 from cirulla.server.errors import RpcError, described, failure_of, field_violations, retry_delay
+from cirulla.solver.arena import REMOTE, EngineSpec, Player, make_player
 from cirulla.solver.errors import CirullaError
+from cirulla.solver.match import Match
+from cirulla.solver.moves import Move
 from cirulla.v1 import analysis_service_pb2_grpc, engine_service_pb2_grpc
+from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1.embedded_engine_pb2 import Failure
 
 CONNECT_SECONDS = float(os.environ.get("CIRULLA_CONNECT_SECONDS", "5"))   # to wait for a server
@@ -118,3 +125,58 @@ def rpc_error(e: grpc.RpcError, target: str) -> CliError:
                         status=code)
     return CliError(f"the server at {target} failed: {code.name}: {e.details()}", FAILED, status=code,
                     retry_after=retry_delay(e))
+
+
+# --- the arena's remote engines -----------------------------------------------------
+
+REMOTE_CALL_SECONDS = 120.0     # one move's call: a hang, not a slow search, runs past it
+REMOTE_RETRIES = 100            # refusals of a busy server (RESOURCE_EXHAUSTED) waited out in a row
+_servers: dict[str, Remote] = {}  # this process's channels, by address: every game of a run shares them
+
+
+class RemotePlayer:
+    """An arena engine that plays through a server (EngineSpec ``remote:...``):
+    its GetHint at the server's default budget, or at the spec's budget spent
+    whole (as the local ``ismcts:10000it``), or its ChooseMove at the spec's
+    level; seeded from the arena's seed. A forced move is played without a
+    call, as the local engines do. A refusal of a busy server is retried after
+    its RetryInfo delay; any other failure is the run's (a CliError)."""
+
+    def __init__(self, spec: EngineSpec, seed: int):
+        assert spec.kind == REMOTE and spec.address is not None, "a remote engine's spec"
+        self.spec = spec
+        self.rng = random.Random(seed)
+        if spec.address not in _servers:
+            _servers[spec.address] = Remote(spec.address)
+        self.remote = _servers[spec.address]
+
+    def __call__(self, match: Match) -> Move:
+        if len(match.legal_moves) == 1:
+            return match.legal_moves[0]
+        view = convert.view_to_proto(match.view(match.to_move))
+        seed = self.rng.getrandbits(63)
+        spec = self.spec
+        for _ in range(REMOTE_RETRIES):
+            try:
+                if spec.level is not None:
+                    chosen = self.remote.engine.ChooseMove(
+                        epb.ChooseMoveRequest(view=view, seed=seed, strength=f"STRENGTH_{spec.level.upper()}"),
+                        timeout=REMOTE_CALL_SECONDS, metadata=self.remote.metadata).move
+                else:
+                    budget = epb.Budget(iterations=spec.iterations or 0, time_ms=int(spec.time_ms or 0),
+                                        exhaust=spec.iterations is not None or spec.time_ms is not None)
+                    chosen = self.remote.engine.GetHint(epb.GetHintRequest(view=view, seed=seed, budget=budget),
+                                                        timeout=REMOTE_CALL_SECONDS,
+                                                        metadata=self.remote.metadata).hint.best
+                return convert.move_from_proto(chosen, match.rules, "move")
+            except grpc.RpcError as e:
+                if e.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    raise rpc_error(e, self.remote.target) from None
+                time.sleep(retry_delay(e) or 0.1)
+        raise CliError(f"the server at {self.remote.target} refused {REMOTE_RETRIES} calls in a row: "
+                       "too busy for the arena", FAILED)
+
+
+def arena_player(spec: EngineSpec, seed: int) -> Player:
+    """`cirulla arena`'s players: the solver's engines, and ``remote`` ones."""
+    return RemotePlayer(spec, seed) if spec.kind == REMOTE else make_player(spec, seed)

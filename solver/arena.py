@@ -17,6 +17,12 @@ budget (search.DEFAULT_BUDGET, the stopping rule's), as a hint that names no bud
 levels (solver/players.py LEVELS) play as ChooseMove plays them, at their own
 budget, one thread, seeded: ``level:casual`` or simply ``casual``
 (``level:random`` and ``level:greedy`` are ``random`` and ``greedy``).
+``remote:HOST:PORT`` plays through a running server (another build, another
+deployment): its hint at the server's default budget; ``remote:HOST:PORT:casual``
+its ChooseMove at that strength; ``remote:HOST:PORT:10000it`` (or ``:100ms``)
+its hint at that budget, spent whole. The arena's caller gives the player
+that speaks to it (`arena`'s `players`: the command line's cli.remote.arena_player),
+so that the solver needs no gRPC.
 
     cirulla arena ismcts:100ms greedy --pairs 200 --jobs 2
 """
@@ -55,6 +61,7 @@ from .search import (
 )
 
 ENGINES = ("random", "greedy", "flatmc", "ismcts", "cheat", "peek")
+REMOTE = "remote"
 MAX_HANDS = 200                 # a match still tied after this many hands counts as a draw
 
 
@@ -88,17 +95,21 @@ class EngineSpec:
     time_ms: float | None = None
     iterations: int | None = None
     params: tuple[tuple[str, Knob], ...] = ()       # tuning knobs of the search
-    level: str | None = None                        # kind "level": a searching level's name
+    level: str | None = None                        # kind "level" or "remote": a level's name
+    address: str | None = None                      # kind "remote": the server's HOST:PORT
 
     @classmethod
     def parse(cls, text: str) -> EngineSpec:
         """``kind[:budget[:knobs]]``: budget ``100ms`` or ``5000it``; knobs (for
         tuning) like ``c=4,eps=100,follow=8,share=0.25,pick=paired,pol=learned``; or a
-        strength level, ``level:NAME`` or ``NAME`` (no budget: the level's own).
+        strength level, ``level:NAME`` or ``NAME`` (no budget: the level's own);
+        or ``remote:HOST:PORT[:LEVEL or budget]``.
 
         :raises CirullaError: for an unknown engine, level, budget or knob.
         """
         kind, _, rest = text.strip().lower().partition(":")
+        if kind == REMOTE:
+            return cls._remote(text, rest)
         if kind == "default":
             if rest:
                 raise CirullaError(f"engine {text!r}: the default plays at the default budget")
@@ -129,20 +140,35 @@ class EngineSpec:
                 raise CirullaError(f"engine {text!r}: bad value for {name}") from None
         if not budget:
             return cls(kind, time_ms=100.0, params=tuple(params))
-        try:
-            if budget.endswith("ms"):
-                time_ms = float(budget[:-2])
-                if time_ms > 0:
-                    return cls(kind, time_ms=time_ms, params=tuple(params))
-            elif budget.endswith("it"):
-                iterations = int(budget[:-2])
-                if iterations > 0:
-                    return cls(kind, iterations=iterations, params=tuple(params))
-        except ValueError:
-            pass
-        raise CirullaError(f"engine {text!r}: a budget is like 100ms or 5000it")
+        time_ms, iterations = _budget(text, budget)
+        return cls(kind, time_ms=time_ms, iterations=iterations, params=tuple(params))
+
+    @classmethod
+    def _remote(cls, text: str, rest: str) -> EngineSpec:
+        """``remote:HOST:PORT`` with an optional level or budget after the port."""
+        address, option = rest, ""
+        host, _, last = rest.rpartition(":")
+        if host and not last.isdigit():
+            address, option = host, last
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise CirullaError(f"engine {text!r}: a remote engine is remote:HOST:PORT, like remote:127.0.0.1:50051, "
+                               "then optionally a level (remote:HOST:PORT:casual) or a budget (:10000it, :100ms)")
+        if not option:
+            return cls(REMOTE, address=address)
+        if option in LEVEL_NAMES:
+            if option in ("random", "greedy"):
+                raise CirullaError(f"engine {text!r}: a server plays the searching levels "
+                                   f"({', '.join(n for n in LEVEL_NAMES if n not in ('random', 'greedy'))})")
+            return cls(REMOTE, address=address, level=option)
+        time_ms, iterations = _budget(text, option)
+        return cls(REMOTE, address=address, time_ms=time_ms, iterations=iterations)
 
     def __str__(self) -> str:
+        if self.kind == REMOTE:
+            option = self.level or (f"{self.time_ms:g}ms" if self.time_ms is not None else
+                                    f"{self.iterations}it" if self.iterations is not None else "")
+            return f"{REMOTE}:{self.address}" + (f":{option}" if option else "")
         if self.level is not None:
             return self.level
         text = self.kind
@@ -157,8 +183,28 @@ class EngineSpec:
         return text
 
 
-def make_player(spec: EngineSpec, seed: int) -> Callable[[Match], Move]:
-    """A function from a match (at this engine's turn) to its move."""
+def _budget(text: str, budget: str) -> tuple[float | None, int | None]:
+    """(time_ms, iterations) of a budget like ``100ms`` or ``5000it``."""
+    try:
+        if budget.endswith("ms") and float(budget[:-2]) > 0:
+            return float(budget[:-2]), None
+        if budget.endswith("it") and int(budget[:-2]) > 0:
+            return None, int(budget[:-2])
+    except ValueError:
+        pass
+    raise CirullaError(f"engine {text!r}: a budget is like 100ms or 5000it")
+
+
+Player: TypeAlias = Callable[[Match], Move]            # a match at this engine's turn -> its move
+PlayerFactory: TypeAlias = Callable[["EngineSpec", int], Player]    # a spec and a seed -> its player
+
+
+def make_player(spec: EngineSpec, seed: int) -> Player:
+    """A function from a match (at this engine's turn) to its move: the
+    engines of this process (not ``remote``: see `arena`'s `players`)."""
+    if spec.kind == REMOTE:
+        raise CirullaError(f"engine {spec}: a remote engine plays through a server's client, which the "
+                           "caller gives (`cirulla arena` does)")
     rnd = random.Random(seed)
     if spec.kind == "level":
         assert spec.level is not None, "a level engine names its level"
@@ -208,19 +254,19 @@ def seat_names(a: EngineSpec, b: EngineSpec, rules: Rules, a_side: int) -> list[
 
 
 def play_game(a: EngineSpec, b: EngineSpec, rules: Rules, seed: int, a_side: int,
-              save: Path | None = None) -> GameResult:
+              save: Path | None = None, players: PlayerFactory = make_player) -> GameResult:
     """One match from `seed` with engine A playing the seats of side a_side;
     with `save`, its record written in that folder as seed<seed>-AB.json (A on
     side 0) or seed<seed>-BA.json (B on side 0)."""
     match = Match(rules, seed=seed, dealer=seed % rules.players, names=seat_names(a, b, rules, a_side))
-    players = (make_player(a, seed * 2 + 1), make_player(b, seed * 2 + 2))
+    engines = (players(a, seed * 2 + 1), players(b, seed * 2 + 2))
     out = GameResult()
     seen = 0
     while not match.is_over and len(out.hands) < MAX_HANDS:
         seat = match.to_move
         who = 0 if rules.side_of(seat) == a_side else 1
         t = time.perf_counter()
-        move = players[who](match)
+        move = engines[who](match)
         out.times[who].append(time.perf_counter() - t)
         match.play(move)
         for e in match.events[seen:]:
@@ -235,10 +281,10 @@ def play_game(a: EngineSpec, b: EngineSpec, rules: Rules, seed: int, a_side: int
     return out
 
 
-def play_pair(a: EngineSpec, b: EngineSpec, rules: Rules, seed: int,
-              save: Path | None = None) -> tuple[GameResult, GameResult]:
+def play_pair(a: EngineSpec, b: EngineSpec, rules: Rules, seed: int, save: Path | None = None,
+              players: PlayerFactory = make_player) -> tuple[GameResult, GameResult]:
     """The same match (same deals) twice, A in side 0 then in side 1."""
-    return play_game(a, b, rules, seed, 0, save), play_game(a, b, rules, seed, 1, save)
+    return play_game(a, b, rules, seed, 0, save, players), play_game(a, b, rules, seed, 1, save, players)
 
 
 @dataclass(frozen=True)
@@ -302,7 +348,8 @@ def machine_load(load_before: float, seconds: float, workers: str) -> str:
             f"{os.cpu_count()} cores, {workers}, {seconds:.0f} s)")
 
 
-PairTask: TypeAlias = tuple[EngineSpec, EngineSpec, Rules, int, Path | None]     # play_pair's arguments
+# play_pair's arguments
+PairTask: TypeAlias = tuple[EngineSpec, EngineSpec, Rules, int, Path | None, PlayerFactory]
 
 
 def _pair_job(args: PairTask) -> tuple[GameResult, GameResult]:
@@ -311,9 +358,12 @@ def _pair_job(args: PairTask) -> tuple[GameResult, GameResult]:
 
 def arena(a: EngineSpec | str, b: EngineSpec | str, *, rules: Rules | None = None, pairs: int = 100,
           seed: int = 0, jobs: int = 1, save: Path | None = None,
-          on_pair: Callable[[int, ArenaResult], None] | None = None) -> ArenaResult:
+          on_pair: Callable[[int, ArenaResult], None] | None = None,
+          players: PlayerFactory = make_player) -> ArenaResult:
     """Play `pairs` duplicate pairs of A against B (2 sides only); with `save`
     (an existing folder), every game's record written there (play_game).
+    `players` makes each engine's player (make_player, or one that also knows
+    ``remote`` engines; a module's function, for the worker processes).
 
     The pair k uses the match seed ``seed + k`` for every pairing of engines.
     :raises StateError: for rules with more than two sides.
@@ -326,7 +376,7 @@ def arena(a: EngineSpec | str, b: EngineSpec | str, *, rules: Rules | None = Non
         raise StateError(f"arena: two sides only (2 or 4 players), not {rules.players} players")
     if pairs < 1:
         raise StateError(f"arena: pairs must be positive, got {pairs}")
-    tasks: list[PairTask] = [(a, b, rules, seed + k, save) for k in range(pairs)]
+    tasks: list[PairTask] = [(a, b, rules, seed + k, save, players) for k in range(pairs)]
     done: list[tuple[GameResult, GameResult]] = []
     if jobs <= 1:
         results = map(_pair_job, tasks)
@@ -375,7 +425,7 @@ def ladder(levels: Sequence[str] | None = None, *, pairs: int = 200, seed: int =
         raise StateError(f"ladder: pairs must be positive, got {pairs}")
     chosen = ladder_matchups(levels) if matchups is None else matchups
     specs = [(EngineSpec.parse(a), EngineSpec.parse(b)) for a, b in chosen]
-    tasks: list[PairTask] = [(a, b, rules, seed + k, None) for a, b in specs for k in range(pairs)]
+    tasks: list[PairTask] = [(a, b, rules, seed + k, None, make_player) for a, b in specs for k in range(pairs)]
     done: dict[tuple[str, str], list[tuple[GameResult, GameResult]]] = {(str(a), str(b)): [] for a, b in specs}
     out: dict[tuple[str, str], ArenaResult] = {}
 

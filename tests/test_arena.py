@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from cirulla.solver import CirullaError, HandEnd, Rules, StateError, record
-from cirulla.solver.arena import EngineSpec, arena, play_pair, summarize
+from cirulla.solver import CirullaError, HandEnd, Match, Rules, StateError, record
+from cirulla.solver.arena import EngineSpec, arena, make_player, play_pair, summarize
+from server_support import running
 
 
 def test_engine_specs_parse_and_print_back():
@@ -18,6 +19,53 @@ def test_engine_specs_parse_and_print_back():
     for bad in ("alphazero", "greedy:10ms", "ismcts:fast", "ismcts:0it", "ismcts:10ms:zz=1"):
         with pytest.raises(CirullaError):
             EngineSpec.parse(bad)
+
+
+def test_remote_engine_specs_name_a_server_and_a_level_or_budget():
+    assert EngineSpec.parse("remote:127.0.0.1:50051") == EngineSpec("remote", address="127.0.0.1:50051")
+    assert EngineSpec.parse("remote:cirulla.internal:443:casual").level == "casual"
+    assert EngineSpec.parse("remote:localhost:50051:10000it").iterations == 10_000
+    for text in ("remote:127.0.0.1:50051", "remote:127.0.0.1:50051:full", "remote:h:1:100ms",
+                 "remote:h:1:300it"):
+        assert str(EngineSpec.parse(text)) == text
+    for bad, why in (("remote", "remote:HOST:PORT"), ("remote:127.0.0.1", "remote:HOST:PORT"),
+                     ("remote:h:99999", "remote:HOST:PORT"), ("remote:h:1:fast", "a budget is like"),
+                     ("remote:h:1:greedy", "searching levels")):
+        with pytest.raises(CirullaError, match=why):
+            EngineSpec.parse(bad)
+    with pytest.raises(CirullaError, match="through a server"):
+        make_player(EngineSpec.parse("remote:h:1"), 1)
+
+
+def test_a_remote_engine_plays_as_the_same_engine_here():
+    """remote:HOST:PORT:300it is the server's GetHint at 300 iterations spent
+    whole, seeded as the arena seeds ismcts:300it: the same move at every turn
+    of a match (the view's trip through the service loses nothing); its level
+    form asks ChooseMove and gets a legal move."""
+    from cirulla.cli.remote import arena_player
+    with running() as server:
+        address = f"127.0.0.1:{server.port}"
+        remote = arena_player(EngineSpec.parse(f"remote:{address}:300it"), 7)
+        here = arena_player(EngineSpec.parse("ismcts:300it"), 7)
+        casual = arena_player(EngineSpec.parse(f"remote:{address}:casual"), 7)
+        match, turns = Match(Rules(hands=1), seed=4), 0
+        while not match.is_over:
+            move = here(match)
+            assert remote(match) == move, f"turn {turns}"
+            assert casual(match) in match.legal_moves
+            match.play(move)
+            turns += 1
+        assert turns > 30
+        res = arena(f"remote:{address}", "greedy", rules=Rules(hands=1), pairs=1, seed=2, players=arena_player)
+        assert res.a == f"remote:{address}" and res.hands == 2
+
+
+def test_the_command_says_when_a_remote_engine_cannot_be_reached(capsys, monkeypatch):
+    from cirulla.cli import remote
+    from cirulla.cli.main import main
+    monkeypatch.setattr(remote, "CONNECT_SECONDS", 0.2)
+    assert main(["arena", "remote:127.0.0.1:1", "greedy", "--pairs", "1", "--hands", "1"]) == remote.UNREACHABLE
+    assert "cannot reach the server at 127.0.0.1:1" in capsys.readouterr().err
 
 
 def test_a_pair_plays_the_same_deals_with_seats_swapped():
