@@ -132,7 +132,7 @@ RATINGS: dict[str, Rating] = {
     "casual": Rating(+1.61, +1.16, +2.05, 300),
     "intermediate": Rating(+1.80, +1.39, +2.22, 300),
     "advanced": Rating(+2.78, +2.33, +3.23, 300),
-    "full": Rating(+3.73, +3.35, +4.12, 300),
+    "full": Rating(+3.74, +3.37, +4.12, 300),
 }
 
 
