@@ -215,17 +215,22 @@ class SearchSlots:
         """The refusal of a call that finds no free slot, unless it may wait (the lock held)."""
         if len(self._queue) >= self.max_waiting or wait <= 0:
             return self._refusal(n)
-        if self._line_s(len(self._queue) + n) > wait:
+        if self._wait_s(len(self._queue) + n) > wait:
             return self._refusal(n, f", more than this call may wait ({wait * 1000:.0f} ms) to clear")
         peer_waiting = sum(1 for p in self._queue.values() if p == peer)
         if peer_waiting >= self.max_waiting_per_peer:
             return self._refusal(n, f"; {peer_waiting} of them are this peer's, the most one peer may have")
         return None
 
-    def _line_s(self, threads: int) -> float:
-        """How long the slots take to serve `threads` more search threads, by how
-        long searches lately held theirs (0 before any has ended)."""
-        return (self._typical_ms or 0.0) * threads / self.capacity / 1000
+    def _wait_s(self, threads: int) -> float:
+        """How long until `threads` more search threads have started (the lock
+        held): the first when the soonest search holding slots should end, each
+        further one a search's time (lately) over the slots later."""
+        if threads <= 0:
+            return 0.0
+        now = time.monotonic()
+        soonest = max(min((end - now for end in self._ends.values()), default=0.0), 0.0)
+        return soonest + (self._typical_ms or 0.0) * (threads - 1) / self.capacity / 1000
 
     @property
     def typical_ms(self) -> float | None:
@@ -259,14 +264,12 @@ class SearchSlots:
         return min(self._queue, key=lambda t: (self._held[self._queue[t]], t))
 
     def _refusal(self, n: int, why: str = "") -> RpcError:
-        """RESOURCE_EXHAUSTED, to retry when a slot should be free and the line
-        ahead short enough to wait in: the waiting calls served but for the
-        room the line keeps."""
-        now = time.monotonic()
-        soonest = min((end - now for end in self._ends.values()), default=0.0)
-        room = min(self.max_waiting, int(self.wait_ms / 1000 / self._line_s(1))) if self._typical_ms else 0
-        line = self._line_s(max(len(self._queue) + n - room, 0))
+        """RESOURCE_EXHAUSTED, to retry when this call could wait: the line
+        short enough for its wait, and room in it (the lock held)."""
+        line = len(self._queue)
+        retry = max(self._wait_s(line + n) - self.wait_ms / 1000, self._wait_s(line - self.max_waiting + 1),
+                    MIN_RETRY_S)
         return RpcError(grpc.StatusCode.RESOURCE_EXHAUSTED,
                         f"the server is running {self._used} of {self.capacity} search threads "
-                        f"and {len(self._queue)} call(s) wait for one{why}; this call needs {n}: retry later",
-                        retry_after=max(soonest, line, MIN_RETRY_S))
+                        f"and {line} call(s) wait for one{why}; this call needs {n}: retry later",
+                        retry_after=retry)

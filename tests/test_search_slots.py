@@ -131,17 +131,17 @@ def test_the_retry_hint_follows_how_long_searches_hold_their_slots():
 
 def test_a_call_the_line_would_keep_past_its_wait_is_refused_at_once_and_told_when_there_is_room():
     """Searches lately held their slot T (100 ms or more) and a call may wait
-    1.5 T: with one call waiting on the one slot, a second would wait 2 T for
-    the line to clear, past its wait: refused at once (not at its wait's end)
-    and told to retry once the line has room for it (T at least, not the 10 ms
-    floor). The first waits: its line clears in T."""
+    T / 2. The one slot's search is due to end now: a first call waits for it;
+    a second would wait for the first's search too, T, past its wait: refused
+    at once (not at its wait's end) and told to retry when its wait should be
+    short enough (T / 2 later, not the 10 ms floor)."""
     slots = SearchSlots(1, wait_ms=10_000, max_waiting=8)
     with slots.hold(1, peer="x"):
         threading.Event().wait(0.1)
     typical = slots.typical_ms
     assert typical is not None and typical >= 100
-    slots.wait_ms = int(1.5 * typical)
-    held = slots.acquire(1, peer="x")
+    slots.wait_ms = int(typical / 2)
+    held = slots.acquire(1, peer="x", expected_ms=0.0)
     got: list[str] = []
     first = waiter(slots, "a", got)
     until(lambda: slots.waiting == 1)
@@ -149,7 +149,22 @@ def test_a_call_the_line_would_keep_past_its_wait_is_refused_at_once_and_told_wh
         slots.acquire(1, peer="b")
     assert refused.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert f"more than this call may wait ({slots.wait_ms} ms) to clear" in refused.value.message
-    assert refused.value.retry_after is not None and refused.value.retry_after >= typical / 1000
+    assert refused.value.retry_after is not None and refused.value.retry_after >= typical / 2 / 1000 - 0.01
+    slots.release(1, held, "x")
+    until(lambda: got == ["a"])
+    first.join(1)
+
+
+def test_a_call_waits_for_a_long_search_that_is_about_to_end():
+    """Searches lately held their slot 10 s, but the one holding it now is due
+    to end at once: a call waits for it (up to its 200 ms), not refused for the
+    typical search's length."""
+    slots = SearchSlots(1, wait_ms=200, max_waiting=8)
+    slots._typical_ms = 10_000.0                  # (as after long searches: the moving average)
+    held = slots.acquire(1, peer="x", expected_ms=0.0)
+    got: list[str] = []
+    first = waiter(slots, "a", got)
+    until(lambda: slots.waiting == 1)
     slots.release(1, held, "x")
     until(lambda: got == ["a"])
     first.join(1)
