@@ -221,6 +221,9 @@ cdef inline void deal_due(State* s, const Rules* r, Rng* rng) noexcept nogil:
 # with this eps_milli (policy_flags(policy), or RANDOM_PLAY: random). buf:
 # MAX_MOVES moves.
 cdef void play_out(State* s, const Rules* r, Rng* rng, int eps_milli, Move* buf) noexcept nogil
+# The same, own_side's seats by own_milli's flags
+cdef void play_out_sides(State* s, const Rules* r, Rng* rng, int eps_milli, int own_milli, int own_side,
+                         Move* buf) noexcept nogil
 
 # --- the state as Python values ---
 # A dict of ints and lists, one key per State field (CoreState.export's form);

@@ -1158,6 +1158,24 @@ cdef void play_out(State* s, const Rules* r, Rng* rng, int eps_milli, Move* buf)
     else:
         play_out_as(s, r, rng, eps_milli, buf, <PolicyPlay*>NULL, NULL)
 
+cdef void play_out_sides(State* s, const Rules* r, Rng* rng, int eps_milli, int own_milli, int own_side,
+                         Move* buf) noexcept nogil:
+    """play_out, the seats of own_side choosing by own_milli's policy and the
+    others by eps_milli's (the same flags: play_out itself)."""
+    cdef int n, i
+    if own_milli == eps_milli:
+        play_out(s, r, rng, eps_milli, buf)
+        return
+    while s.phase != PH_OVER:
+        if s.phase == PH_DEAL:
+            deal_due(s, r, rng)
+            continue
+        n = gen_moves(s, r, buf, MAX_MOVES)
+        if n > MAX_MOVES:
+            n = MAX_MOVES
+        i = choose_move(s, r, rng, buf, n, own_milli if side_of(r, s.turn) == own_side else eps_milli)
+        apply_move(s, r, &buf[i])
+
 
 # --- the state as Python values ---
 
@@ -1320,6 +1338,22 @@ cdef class CoreState:
         try:
             buf = move_buffer(moves)
             greedy_scores(&self.s, &self.rules.r, buf, n, out)
+            return [out[i] for i in range(n)]
+        finally:
+            PyMem_Free(buf)
+            PyMem_Free(out)
+
+    def learned_worths(self, moves):
+        """The learned policy's score of each of these moves, as 100 x its logit
+        (the inference's units; learned_scores)."""
+        cdef int n = len(moves), i
+        cdef Move* buf = NULL
+        cdef int* out = <int*>PyMem_Malloc(max(n, 1) * sizeof(int))
+        if out == NULL:
+            raise MemoryError()
+        try:
+            buf = move_buffer(moves)
+            learned_scores(&self.s, &self.rules.r, buf, n, out)
             return [out[i] for i in range(n)]
         finally:
             PyMem_Free(buf)

@@ -7,7 +7,7 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memset
 
 from cirulla.solver._core cimport (
-    MAX_MOVES, N_CAT, PH_PLAY, Rules, State, apply_move, deal_due, gen_moves, play_out, rng_below,
+    MAX_MOVES, N_CAT, PH_PLAY, Rules, State, apply_move, deal_due, gen_moves, play_out_sides, rng_below,
     side_of)
 from cirulla.solver._equity cimport Eval, cat_margin, evaluate, reward, win_of
 from cirulla.solver._search cimport RootMove
@@ -167,7 +167,7 @@ cdef void ismcts_iteration(Search* S, Tree* t) noexcept nogil:
         deal_due(&s, r, &S.rng)
         depth += 1; path[depth] = c
         node = c
-    play_out(&s, r, &S.rng, S.eps_milli, S.buf)
+    play_out_sides(&s, r, &S.rng, S.eps_milli, S.own_milli, S.me, S.buf)
     evaluate(&s, r, &S.eq, &ev)
     for i in range(1, depth + 1):
         nd = &t.nodes[path[i]]

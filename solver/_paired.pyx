@@ -6,7 +6,7 @@ worlds the same way (add_world). The declarations are in _paired.pxd."""
 from libc.string cimport memcpy
 
 from cirulla.solver._core cimport (
-    MAX_MOVES, N_CARDS, N_CAT, PH_PLAY, Rng, apply_move, choose_move, deal_due, gen_moves, play_out,
+    MAX_MOVES, N_CARDS, N_CAT, PH_PLAY, Rng, apply_move, choose_move, deal_due, gen_moves, play_out_sides,
     popcount, rng_next, side_of, u64)
 from cirulla.solver._equity cimport Eval, cat_margin, evaluate, win_of
 from cirulla.solver._ismcts cimport find_child
@@ -106,7 +106,7 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
             node = find_child(t, node, &S.buf[best])
             apply_move(&s, r, &S.buf[best])
             deal_due(&s, r, &rr)
-        play_out(&s, r, &rr, S.eps_milli, S.buf)
+        play_out_sides(&s, r, &rr, S.eps_milli, S.own_milli, S.me, S.buf)
         evaluate(&s, r, &S.eq, &ev)
         rm.p_val = ev.margin[S.me]
         rm.p_wval = win_of(&ev, S.me) if ev.win0 >= 0 else 0.0

@@ -57,6 +57,7 @@ cdef struct Search:
     int match_mode
     double c_ucb
     int eps_milli               # the rollout policy's random moves (_core.choose_move)
+    int own_milli               # ... and the asking side's own moves in the rollouts
     int follow_min              # visits a tree move needs to be followed in the paired phase
     int follow_own              # 1: follow the tree at the asking side's moves only
     double root_floor           # the share of the tree's iterations spread over the root moves at least

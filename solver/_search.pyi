@@ -39,7 +39,8 @@ class Searcher:
                  stop: StopFlag, plays: list[tuple[int, int, int, list[int]]] | None = None,
                  infer_t: float = 0.0, c_ucb: float = 4.0, eps_milli: int = 100, follow_min: int = 8,
                  follow_own: int = 1, root_floor: float = 0.0,
-                 policy: Policy = ..., infer_policy: Policy = ..., equity: EquityTable | None = None,
+                 policy: Policy = ..., infer_policy: Policy = ..., own_policy: int = -1,
+                 infer_mix: float = -1.0, infer_soft: int = 0, equity: EquityTable | None = None,
                  scores: list[int] | None = None,
                  next_dealer_side: int = 0, match_mode: bool = False) -> None: ...
     def focus_on(self, move: int, share: float) -> None: ...

@@ -71,7 +71,8 @@ cdef class Searcher:
                  list nobuona, list played, bint fixed, unsigned long long seed,
                  StopFlag stop, list plays=None, double infer_t=0.0,
                  double c_ucb=4.0, int eps_milli=100, int follow_min=8, int follow_own=1,
-                 double root_floor=0.0, int policy=GREEDY, int infer_policy=GREEDY,
+                 double root_floor=0.0, int policy=GREEDY, int infer_policy=GREEDY, int own_policy=-1,
+                 double infer_mix=-1.0, int infer_soft=0,
                  EquityTable equity=None, list scores=None, int next_dealer_side=0,
                  bint match_mode=False):
         cdef int i, n
@@ -105,10 +106,17 @@ cdef class Searcher:
                 sp.after[i] = after[i] if i < len(after) else 0
             S.k.n_plays += 1
         S.k.infer_t = infer_t
-        S.k.infer_learned = infer_policy == LEARNED
+        # infer_mix -1: the infer_policy's model alone
+        if not (infer_mix == -1.0 or 0.0 <= infer_mix <= 1.0):
+            raise ValueError(f"infer_mix (the learned model's weight) must be in 0..1, got {infer_mix}")
+        if infer_soft not in (0, 1):
+            raise ValueError(f"infer_soft must be 0 (a play by its regret) or 1 (its softmax share), got {infer_soft}")
+        S.k.infer_mix = (1.0 if infer_policy == LEARNED else 0.0) if infer_mix < 0 else infer_mix
+        S.k.infer_soft = infer_soft
         S.me = side_of(&S.r, observer)
         S.c_ucb = c_ucb
         S.eps_milli = eps_milli | rollout
+        S.own_milli = S.eps_milli if own_policy < 0 else eps_milli | policy_flags(own_policy)
         S.follow_min = follow_min
         S.follow_own = follow_own
         if not 0.0 <= root_floor <= 1.0:

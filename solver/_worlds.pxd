@@ -30,7 +30,8 @@ cdef struct Know:
     int n_plays
     SeenPlay plays[MAX_SEEN_PLAYS]
     double infer_t              # the likelihood's temperature (greedy worth units); 0: off
-    int infer_learned           # 1: the plays' worth by the learned policy's score (_core.learned_scores)
+    double infer_mix            # the learned policy's weight in the plays' model (1: LEARNED alone, 0: GREEDY)
+    int infer_soft              # 1: a play's likelihood is its softmax share among the holding's moves
 
 cdef int has_buona(const Know* k, const Rules* r, int seat, u64 holding) noexcept nogil
 cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexcept nogil

@@ -2,7 +2,7 @@
 """Determinization (docs/rules.md section 8): the worlds a search draws from
 what one seat knows, the R-DECL-CHOICE inference and the inference from the
 other seats' card plays. The types are in _worlds.pxd."""
-from libc.math cimport exp
+from libc.math cimport exp, log
 from libc.string cimport memcpy
 
 from cirulla.solver._core cimport (
@@ -36,20 +36,56 @@ cdef int has_buona(const Know* k, const Rules* r, int seat, u64 holding) noexcep
     return 0
 
 
+cdef inline double play_regret(const SeenPlay* sp, const State* t, const u64 sampled, const Move* buf,
+                               int n, const int* worth) noexcept nogil:
+    """A play's regret by one model's worth: how much the best move of a
+    sampled card beats the best move of a known one (0 if it does not)."""
+    cdef int i, known = -1 << 30, guessed = -1 << 30
+    for i in range(n):
+        if bit(buf[i].card) & sampled:
+            if worth[i] > guessed:
+                guessed = worth[i]
+        elif worth[i] > known:
+            known = worth[i]
+    return guessed - known if guessed > known else 0.0
+
+
+cdef inline double play_share(u64 sampled, const Move* buf, int n, const int* worth, double temp) noexcept nogil:
+    """A play's likelihood as a choice among every move of the holding (a
+    softmax of worth / temp): the known cards' share of the total, which the
+    sampled cards' moves take from (the played move's own weight is the same
+    in every world)."""
+    cdef int i, top = -1 << 30
+    cdef double known = 0.0, total = 0.0, e
+    for i in range(n):
+        if worth[i] > top:
+            top = worth[i]
+    for i in range(n):
+        e = exp((worth[i] - top) / temp)
+        total += e
+        if not bit(buf[i].card) & sampled:
+            known += e
+    return known / total
+
+
 cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexcept nogil:
     """How well world w explains the other seats' card plays this round, from 0
     to 1: the product over those plays of exp(-regret / infer_t). A play's
-    regret is how much more (by the greedy worth, or with infer_learned the
-    learned policy's score, 100 x its logit; with the seat's holding at
+    regret is how much more (by the greedy worth, or the learned policy's
+    score, 100 x its logit; with the seat's holding at
     that time: what it holds in w plus what it played since) the best move of
     a card w gives it exceeds the best move of a card it is known to have held
     then (the one played, the ones played since, declared ones): the
-    part of the play's likelihood that depends on the world."""
+    part of the play's likelihood that depends on the world. With both
+    models (0 < infer_mix < 1) the others are of one kind or the other, the
+    same at every play: the two products mixed, infer_mix the learned one's
+    weight (a player who plays like the greedy heuristic at every turn is
+    read as one)."""
     cdef State t
     cdef Move buf[512]
     cdef int worth[512]
-    cdef int p, i, k2, n, known, guessed
-    cdef double regret = 0.0
+    cdef int p, k2, n
+    cdef double rg = 0.0, rl = 0.0, mix = k.infer_mix
     cdef u64 sampled
     cdef const SeenPlay* sp
     if k.infer_t <= 0 or k.n_plays == 0:
@@ -69,21 +105,19 @@ cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexc
         n = gen_moves(&t, r, buf, 512)
         if n > 512:
             n = 512
-        if k.infer_learned:
-            learned_scores(&t, r, buf, n, worth)
-        else:
+        if mix < 1.0:
             greedy_scores(&t, r, buf, n, worth)
-        known = -1 << 30
-        guessed = -1 << 30
-        for i in range(n):
-            if bit(buf[i].card) & sampled:
-                if worth[i] > guessed:
-                    guessed = worth[i]
-            elif worth[i] > known:
-                known = worth[i]
-        if guessed > known:
-            regret += guessed - known
-    return exp(-regret / k.infer_t)
+            if k.infer_soft:
+                rg -= k.infer_t * log(play_share(sampled, buf, n, worth, k.infer_t))
+            else:
+                rg += play_regret(sp, &t, sampled, buf, n, worth)
+        if mix > 0.0:
+            learned_scores(&t, r, buf, n, worth)
+            if k.infer_soft:
+                rl -= k.infer_t * log(play_share(sampled, buf, n, worth, k.infer_t))
+            else:
+                rl += play_regret(sp, &t, sampled, buf, n, worth)
+    return (1.0 - mix) * exp(-rg / k.infer_t) + mix * exp(-rl / k.infer_t)
 
 
 cdef int sample_world(const Know* k, const Rules* r, Rng* rng, State* out) noexcept nogil:

@@ -3,9 +3,11 @@
 `search(view)` samples worlds consistent with the view (docs/rules.md section 8:
 the unseen cards dealt at random to the other seats' hidden slots and the
 stock, honouring the R-DECL-CHOICE inference, and drawn in proportion to how
-well they explain the other seats' card plays this round by the greedy
-heuristic, the exact solver weighing its worlds the same way), and then, by
-the position:
+well they explain the other seats' card plays this round: each play a choice
+among the moves the world's holding allowed, by the greedy heuristic's worth
+and by the learned policy's, the two models mixed (INFER_MIX; _worlds.
+play_likelihood), the exact solver weighing its worlds the same way), and
+then, by the position:
 
 * one legal move: SearchMethod.FORCED, a short evaluation of it;
 * 2 players, empty stock: the last round is perfect information, solved
@@ -80,6 +82,7 @@ FORCED_WORLDS = 64
 TIE_WORLDS = 256            # rollouts that order the exact solver's equal best moves
 TIE_EPS = 1e-9              # exact figures this close are equal (sums of weighted worlds)
 INFER_T = 50.0              # the inference's temperature, in the greedy worth's units (a scopa is 100)
+INFER_MIX = 0.5             # the inference's model of the others (2 players): the learned policy's weight
 EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity table
 MAX_EQUITY_TARGET = 301
 
@@ -168,6 +171,9 @@ class SearchParams(TypedDict, total=False):
     infer_t: float                  # the inference's temperature (0: worlds drawn uniformly)
     policy: Policy                  # the rollout policy (_core.choose_move)
     infer_policy: Policy            # the inference's model of the others' plays: GREEDY or LEARNED
+    own_policy: Policy              # the asking side's own moves in the rollouts (default: policy)
+    infer_mix: float                # the inference: the learned model's weight beside the greedy worth
+    infer_soft: int                 # 1: a play's likelihood is its softmax share (0: by its regret)
 
 
 # --- what a search is asked -----------------------------------------------------
@@ -618,8 +624,12 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
     stop = budget.cancel._flag if budget.cancel is not None else _search.StopFlag()
     match_mode = bool(tuning.sensitive and equity is not None)
     threads, seed = budget.threads, budget.seed
-    # the baseline samples worlds uniformly; the search weighs them by the plays seen
+    # the baseline samples worlds uniformly; the search weighs them by the plays seen, with 2
+    # players by both models' softmax shares; with more, by greedy's regret (the learned
+    # model on every play of three other seats made a decision 2.6 times as costly)
     knobs = SearchParams(infer_t=0.0 if tuning.method is SearchMethod.FLAT else INFER_T)
+    if know.rules.players == 2:
+        knobs["infer_mix"], knobs["infer_soft"] = INFER_MIX, 1
     knobs.update(tuning.knobs)
     searchers = [know.searcher(_thread_seed(seed, t), stop, equity=equity, match_mode=match_mode, **knobs)
                  for t in range(threads)]

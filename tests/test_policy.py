@@ -10,9 +10,9 @@ from types import ModuleType
 
 import pytest
 
-from cirulla.solver import Card, Move, Rules, _core
+from cirulla.solver import Card, Match, Move, Rules, _core
 from cirulla.solver.arena import EngineSpec
-from cirulla.solver.search import Knowledge, Policy, SearchBudget, Tuning, run_search
+from cirulla.solver.search import Knowledge, Policy, SearchBudget, Tuning, _search, run_search
 from rules_support import position
 
 POLICY = Path(__file__).resolve().parents[1] / "bench" / "policy"
@@ -188,3 +188,70 @@ def test_the_inference_can_weigh_plays_by_the_learned_score():
     assert a.best == b.best
     with pytest.raises(ValueError, match="infer_policy"):
         run_search(know, SearchBudget(iterations=100, seed=4), Tuning(knobs={"infer_policy": Policy.SAMPLE}))
+
+
+def test_the_model_knobs_parse_and_are_checked():
+    """spol= (the asking side's own rollout moves), imix= (the learned model's
+    weight in the inference) and isoft= (a play's likelihood as its softmax
+    share): parsed, printed back, and out-of-range values named."""
+    spec = EngineSpec.parse("ismcts:1000it:spol=learned,imix=0.25,isoft=1")
+    assert dict(spec.params) == {"own_policy": Policy.LEARNED, "infer_mix": 0.25, "infer_soft": 1}
+    assert EngineSpec.parse(str(spec)) == spec
+    m = position(Rules(), ["5S QC 6H", "AH 2H 4H"], "2C 3H")
+    know = Knowledge.of(m.view(0))
+    with pytest.raises(ValueError, match="infer_mix"):
+        run_search(know, SearchBudget(iterations=100, seed=4), Tuning(knobs={"infer_mix": 1.5}))
+    with pytest.raises(ValueError, match="infer_soft"):
+        run_search(know, SearchBudget(iterations=100, seed=4), Tuning(knobs={"infer_soft": 2}))
+
+
+def test_own_policy_changes_only_the_asking_sides_rollouts():
+    m = position(Rules(), ["5S QC 6H", "AH 2H 4H"], "2C 3H")
+    know = Knowledge.of(m.view(0))
+
+    def points(**knobs) -> list[float]:
+        res = run_search(know, SearchBudget(iterations=1500, seed=4), Tuning(knobs=knobs))
+        return [x.expected_points for x in res.moves]
+
+    assert points(own_policy=Policy.GREEDY) == points()                 # the rollout policy's own
+    assert points(own_policy=Policy.LEARNED) != points()
+    # both sides learned: the same as the learned rollouts for every seat
+    assert points(policy=Policy.LEARNED, own_policy=Policy.LEARNED) == points(policy=Policy.LEARNED)
+
+
+def test_the_inference_mixes_its_two_models():
+    """infer_mix 0 is the greedy model alone and 1 the learned one alone (the
+    same worlds as infer_policy); between them, other worlds."""
+    m = Match(Rules(), seed=3)
+    while not (m.stock_size > 6 and any(p[1] != m.to_move for p in m.view(m.to_move).round_plays())
+               and m.view(m.to_move).hidden_count(1 - m.to_move) == 2):
+        m.play(m.greedy_move())                             # until the other seat has played: something to read
+    seat = m.to_move
+    know = Knowledge.of(m.view(seat))
+
+    def worlds(**knobs) -> list[int]:
+        s = know.searcher(7, _search.StopFlag(), infer_t=50.0, **knobs)
+        return [s.sample()["hand"][1 - seat] for _ in range(200)]
+
+    assert worlds(infer_mix=0.0) == worlds(infer_policy=Policy.GREEDY)
+    assert worlds(infer_mix=1.0) == worlds(infer_policy=Policy.LEARNED)
+    assert worlds(infer_mix=0.5) != worlds(infer_mix=0.0)
+    assert worlds(infer_mix=0.5, infer_soft=1) != worlds(infer_mix=0.5)
+
+
+def test_four_players_keep_the_greedy_regret_inference():
+    """With 4 players the default inference is greedy's regret (the mixed
+    model's cost grows with the plays of three other seats); with 2, the mix."""
+    for players, mixed in ((4, False), (2, True)):
+        m = Match(Rules(players=players), seed=5)
+        while not (m.stock_size > 6 and any(p[1] != m.to_move for p in m.view(m.to_move).round_plays())):
+            m.play(m.greedy_move())
+        know = Knowledge.of(m.view(m.to_move))
+
+        def points(know: Knowledge, **knobs) -> list[float]:
+            res = run_search(know, SearchBudget(iterations=600, seed=2), Tuning(knobs=knobs))
+            return [x.expected_points for x in res.moves]
+
+        default, regret = points(know), points(know, infer_mix=0.0, infer_soft=0)
+        assert (default != regret) == mixed
+        assert (default == points(know, infer_mix=0.5, infer_soft=1)) == mixed

@@ -19,10 +19,10 @@ import pytest
 
 from cirulla.solver import Card, Match, Move, Rules, StateError, _core, _equity
 from cirulla.solver.cards import cards_of, mask_of
-from cirulla.solver.events import Deal, Turn
 from cirulla.solver.players import GreedyPlayer
 from cirulla.solver.search import (
     FORCED_WORLDS,
+    INFER_MIX,
     INFER_T,
     CancelToken,
     Knowledge,
@@ -480,38 +480,45 @@ def brute_value(core, me: int) -> int:
     return max(values) if core.turn == me else min(values)
 
 
-def brute_likelihood(match: Match, opp: int, opp_cards: tuple[int, ...], infer_t: float) -> float:
+def brute_likelihood(match: Match, opp: int, opp_cards: tuple[int, ...], infer_t: float,
+                     mix: float = 0.0, soft: bool = False) -> float:
     """The weight the inference from plays gives a world where opp's hidden
-    cards are opp_cards: the match rewound to each of opp's card plays this
-    round, its holding then with opp_cards in place of the true hidden ones,
-    the play's regret from the core's greedy worths (see play_likelihood)."""
+    cards are opp_cards: for each of opp's card plays this round, the position
+    as the inference rebuilds it (today's state with the table before that play,
+    each seat holding what it holds in the world plus what it played since),
+    the play judged by the core's greedy worths and, with weight `mix`, its
+    learned ones (the two products mixed): by its regret, or with `soft` its
+    softmax share (see play_likelihood)."""
     if not infer_t:
         return 1.0
+    now = match.core.export()
     true_hidden = match.core.hand(opp) & ~match.core.public(opp)
     sampled = mask_of(Card(c) for c in opp_cards)
-    regret = 0
-    before = match.copy()
-    while not isinstance(before.events[-1], Deal):
-        last = before.events[-1]
-        before.undo()
-        if not (isinstance(last, Turn) and last.seat == opp and not last.move.is_declaration):
-            continue
-        fields = before.core.export()
-        fields["hand"] = list(fields["hand"])
-        fields["hand"][opp] = fields["hand"][opp] & ~true_hidden | sampled
-        fields["declared"] |= 1 << opp                  # its card plays only
-        core = _core.CoreState.restore(match.rules.core, fields)
-        moves = core.legal_moves()
-        worths = core.greedy_worths(moves)
-        guessed = [w for mv, w in zip(moves, worths, strict=False) if sampled >> mv[0] & 1]
-        known = [w for mv, w in zip(moves, worths, strict=False) if not sampled >> mv[0] & 1]
-        if guessed:
-            regret += max(0, max(guessed) - max(known))
-    return math.exp(-regret / infer_t)
+    product = {"greedy": 1.0, "learned": 1.0}
+    after = [0] * len(now["hand"])
+    for _, seat, table, move in reversed(match.view(1 - opp).round_plays()):     # the latest first
+        assert move.card is not None
+        if seat == opp:
+            fields = dict(now, table=table, turn=opp, declared=now["declared"] | 1 << opp)
+            fields["hand"] = [h | a for h, a in zip(now["hand"], after, strict=True)]
+            fields["hand"][opp] = (fields["hand"][opp] & ~true_hidden | sampled) | 1 << move.card.index
+            core = _core.CoreState.restore(match.rules.core, fields)
+            moves = core.legal_moves()
+            for model, worths in (("greedy", core.greedy_worths(moves)), ("learned", core.learned_worths(moves))):
+                guessed = [w for mv, w in zip(moves, worths, strict=True) if sampled >> mv[0] & 1]
+                known = [w for mv, w in zip(moves, worths, strict=True) if not sampled >> mv[0] & 1]
+                if soft:
+                    top = max(worths)
+                    weight = [math.exp((w - top) / infer_t) for w in known + guessed]
+                    product[model] *= sum(weight[:len(known)]) / sum(weight)
+                elif guessed:
+                    product[model] *= math.exp(-max(0, max(guessed) - max(known)) / infer_t)
+        after[seat] |= 1 << move.card.index
+    return (1 - mix) * product["greedy"] + mix * product["learned"]
 
 
 def brute_expected(match: Match, seat: int, *, holds_no_buona: bool = False,
-                   infer_t: float = 0.0) -> dict[Move, float]:
+                   infer_t: float = 0.0, mix: float = INFER_MIX, soft: bool = True) -> dict[Move, float]:
     """Every world of the view (the opponent's hidden cards x the split of the
     stock between the two seats of the last deal), each solved by brute_value,
     weighted by brute_likelihood (uniformly with infer_t 0)."""
@@ -526,7 +533,7 @@ def brute_expected(match: Match, seat: int, *, holds_no_buona: bool = False,
         if holds_no_buona and makes_buona([Card(c) for c in opp_cards] + list(view.played_this_round[opp]),
                                           match.rules.matta_card):
             continue                                    # R-DECL-CHOICE
-        weight = brute_likelihood(match, opp, opp_cards, infer_t)
+        weight = brute_likelihood(match, opp, opp_cards, infer_t, mix, soft)
         rest = [c for c in unseen if c not in opp_cards]
         for first in itertools.combinations(rest, ns // 2):
             world = dict(fields)
