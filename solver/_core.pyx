@@ -1259,6 +1259,24 @@ cdef Move* move_buffer(moves) except NULL:
     return buf
 
 
+ctypedef void (*Scorer)(const State* s, const Rules* r, const Move* moves, int n, int* out) noexcept nogil
+
+cdef list scores_of(const State* s, const Rules* r, moves, Scorer score):
+    """A scorer's figure for each of these moves (core tuples), as a list."""
+    cdef int n = len(moves), i
+    cdef Move* buf = NULL
+    cdef int* out = <int*>PyMem_Malloc(max(n, 1) * sizeof(int))
+    if out == NULL:
+        raise MemoryError()
+    try:
+        buf = move_buffer(moves)
+        score(s, r, buf, n, out)
+        return [out[i] for i in range(n)]
+    finally:
+        PyMem_Free(buf)
+        PyMem_Free(out)
+
+
 cdef class CoreState:
     """One hand's state in the core. Moves are tuples
     (card, take, take2, matta_rank, points), card -1 for a declaration."""
@@ -1330,34 +1348,12 @@ cdef class CoreState:
 
     def greedy_worths(self, moves):
         """The greedy policy's worth of each of these moves (points x 100)."""
-        cdef int n = len(moves), i
-        cdef Move* buf = NULL
-        cdef int* out = <int*>PyMem_Malloc(max(n, 1) * sizeof(int))
-        if out == NULL:
-            raise MemoryError()
-        try:
-            buf = move_buffer(moves)
-            greedy_scores(&self.s, &self.rules.r, buf, n, out)
-            return [out[i] for i in range(n)]
-        finally:
-            PyMem_Free(buf)
-            PyMem_Free(out)
+        return scores_of(&self.s, &self.rules.r, moves, greedy_scores)
 
     def learned_worths(self, moves):
         """The learned policy's score of each of these moves, as 100 x its logit
         (the inference's units; learned_scores)."""
-        cdef int n = len(moves), i
-        cdef Move* buf = NULL
-        cdef int* out = <int*>PyMem_Malloc(max(n, 1) * sizeof(int))
-        if out == NULL:
-            raise MemoryError()
-        try:
-            buf = move_buffer(moves)
-            learned_scores(&self.s, &self.rules.r, buf, n, out)
-            return [out[i] for i in range(n)]
-        finally:
-            PyMem_Free(buf)
-            PyMem_Free(out)
+        return scores_of(&self.s, &self.rules.r, moves, learned_scores)
 
     def move_features(self, moves):
         """The learned policy's features of each of these moves (legal_moves
