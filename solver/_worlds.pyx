@@ -36,8 +36,7 @@ cdef int has_buona(const Know* k, const Rules* r, int seat, u64 holding) noexcep
     return 0
 
 
-cdef inline double play_regret(const SeenPlay* sp, const State* t, const u64 sampled, const Move* buf,
-                               int n, const int* worth) noexcept nogil:
+cdef inline double play_regret(u64 sampled, const Move* buf, int n, const int* worth) noexcept nogil:
     """A play's regret by one model's worth: how much the best move of a
     sampled card beats the best move of a known one (0 if it does not)."""
     cdef int i, known = -1 << 30, guessed = -1 << 30
@@ -66,6 +65,15 @@ cdef inline double play_share(u64 sampled, const Move* buf, int n, const int* wo
         if not bit(buf[i].card) & sampled:
             known += e
     return known / total
+
+
+cdef inline double play_cost(const Know* k, u64 sampled, const Move* buf, int n, const int* worth) noexcept nogil:
+    """What a play takes from a world's likelihood by one model's worth, in
+    worth units (the likelihood is exp(-cost / infer_t)): its regret, or with
+    infer_soft -infer_t x log of its softmax share."""
+    if k.infer_soft:
+        return -k.infer_t * log(play_share(sampled, buf, n, worth, k.infer_t))
+    return play_regret(sampled, buf, n, worth)
 
 
 cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexcept nogil:
@@ -107,16 +115,10 @@ cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexc
             n = 512
         if mix < 1.0:
             greedy_scores(&t, r, buf, n, worth)
-            if k.infer_soft:
-                rg -= k.infer_t * log(play_share(sampled, buf, n, worth, k.infer_t))
-            else:
-                rg += play_regret(sp, &t, sampled, buf, n, worth)
+            rg += play_cost(k, sampled, buf, n, worth)
         if mix > 0.0:
             learned_scores(&t, r, buf, n, worth)
-            if k.infer_soft:
-                rl -= k.infer_t * log(play_share(sampled, buf, n, worth, k.infer_t))
-            else:
-                rl += play_regret(sp, &t, sampled, buf, n, worth)
+            rl += play_cost(k, sampled, buf, n, worth)
     return (1.0 - mix) * exp(-rg / k.infer_t) + mix * exp(-rl / k.infer_t)
 
 
