@@ -3,6 +3,7 @@ test skips only for a tool the README lists as optional ("Optional tools for
 the full suite"), and CI, which installs them all, must run every test."""
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
@@ -37,3 +38,13 @@ def pytest_make_collect_report(collector: pytest.Collector):
     report = yield
     _fail_the_skip(report)
     return report
+
+
+@pytest.fixture
+def exact_against_any_opponent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last two rounds solved exactly whoever the opponent is read as. The
+    exact solver's tests take their positions from greedy self-play, where the
+    opponent reads as the greedy program, whose last rounds the default plays
+    out by rollouts instead (search.EXACT_PROGRAM)."""
+    from cirulla.solver import search
+    monkeypatch.setattr(search, "EXACT_PROGRAM", math.inf)

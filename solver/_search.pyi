@@ -36,14 +36,18 @@ class StopFlag:
 class Searcher:
     def __init__(self, rules: CoreRules, base: CoreFields, *, observer: int, unseen: list[int],
                  hidden: list[int], nobuona: list[int], played: list[int], fixed: bool, seed: int,
-                 stop: StopFlag, plays: list[tuple[int, int, int, list[int]]] | None = None,
+                 stop: StopFlag, plays: list[tuple[int, int, int, int, list[int]]] | None = None,
+                 past: list[tuple[int, int, int, int, list[int]]] | None = None,
                  infer_t: float = 0.0, c_ucb: float = 4.0, eps_milli: int = 100, follow_min: int = 8,
                  follow_own: int = 1, root_floor: float = 0.0,
                  policy: Policy = ..., infer_policy: Policy = ..., own_policy: int = -1,
-                 infer_mix: float = -1.0, infer_soft: int = 0, equity: EquityTable | None = None,
+                 infer_mix: float = -1.0, infer_soft: int = 0, infer_program: float = 0.0,
+                 equity: EquityTable | None = None,
                  scores: list[int] | None = None,
                  next_dealer_side: int = 0, match_mode: bool = False) -> None: ...
     def focus_on(self, move: int, share: float) -> None: ...
+    @property
+    def type_weights(self) -> list[float]: ...
     @property
     def root_moves(self) -> list[CoreMove]: ...
     def ismcts(self, iterations: int, deadline: float) -> int: ...

@@ -32,10 +32,21 @@ from cirulla.solver._equity cimport EquityTable
 from cirulla.solver._exact cimport XCAP, XDEPTH, Tables, exact_worlds, tables_free, tables_init
 from cirulla.solver._ismcts cimport Tree, ismcts_iteration, tree_free, tree_init
 from cirulla.solver._paired cimport paired_world
-from cirulla.solver._worlds cimport MAX_SEEN_PLAYS, SeenPlay, has_buona, sample_world
+from cirulla.solver._worlds cimport (
+    MAX_SEEN_PLAYS, N_TYPES, TYPE_GREEDY, TYPE_LEARNED, TYPE_PROGRAM, SeenPlay, has_buona, read_types,
+    sample_world)
 
 cdef enum:
     CHECK_EVERY = 16        # iterations between looks at the clock and the stop flag (< 1 ms)
+
+
+cdef void seen_play(SeenPlay* sp, tuple play) except *:
+    """A SeenPlay from its Python form (search.SeenPlay)."""
+    cdef int i
+    seat, table, card, take, after = play
+    sp.seat = seat; sp.table = table; sp.card = card; sp.take = take
+    for i in range(MAX_SEATS):
+        sp.after[i] = after[i] if i < len(after) else 0
 
 
 cdef class StopFlag:
@@ -69,15 +80,17 @@ cdef class Searcher:
 
     def __init__(self, CoreRules rules, dict base, *, int observer, list unseen, list hidden,
                  list nobuona, list played, bint fixed, unsigned long long seed,
-                 StopFlag stop, list plays=None, double infer_t=0.0,
+                 StopFlag stop, list plays=None, list past=None, double infer_t=0.0,
                  double c_ucb=4.0, int eps_milli=100, int follow_min=8, int follow_own=1,
                  double root_floor=0.0, int policy=GREEDY, int infer_policy=GREEDY, int own_policy=-1,
-                 double infer_mix=-1.0, int infer_soft=0,
+                 double infer_mix=-1.0, int infer_soft=0, double infer_program=0.0,
                  EquityTable equity=None, list scores=None, int next_dealer_side=0,
                  bint match_mode=False):
         cdef int i, n
         cdef size_t size
-        cdef SeenPlay* sp
+        cdef SeenPlay* past_plays
+        cdef double prior[N_TYPES]
+        cdef double mix
         cdef Search* S = &self.S
         cdef int rollout = policy_flags(policy)
         if not 0 <= eps_milli <= 1000:
@@ -98,21 +111,34 @@ cdef class Searcher:
             S.k.hidden[i] = hidden[i] if i < len(hidden) else 0
             S.k.nobuona[i] = nobuona[i] if i < len(nobuona) else 0
             S.k.played[i] = played[i] if i < len(played) else 0
-        # plays: (seat, the table before, card, the cards each seat played after it)
-        for seat, table, card, after in (plays or [])[-MAX_SEEN_PLAYS:]:
-            sp = &S.k.plays[S.k.n_plays]
-            sp.seat = seat; sp.table = table; sp.card = card
-            for i in range(MAX_SEATS):
-                sp.after[i] = after[i] if i < len(after) else 0
+        # plays and past: (seat, the table before, card, the cards it took, the cards
+        # each seat played after it in its round)
+        for play in (plays or [])[-MAX_SEEN_PLAYS:]:
+            seen_play(&S.k.plays[S.k.n_plays], play)
             S.k.n_plays += 1
         S.k.infer_t = infer_t
         # infer_mix -1: the infer_policy's model alone
         if not (infer_mix == -1.0 or 0.0 <= infer_mix <= 1.0):
             raise ValueError(f"infer_mix (the learned model's weight) must be in 0..1, got {infer_mix}")
         if infer_soft not in (0, 1):
-            raise ValueError(f"infer_soft must be 0 (a play by its regret) or 1 (its softmax share), got {infer_soft}")
-        S.k.infer_mix = (1.0 if infer_policy == LEARNED else 0.0) if infer_mix < 0 else infer_mix
+            raise ValueError(f"infer_soft must be 0 (a play by its regret) or 1 (its probability), got {infer_soft}")
+        if not 0.0 <= infer_program <= 1.0:
+            raise ValueError(f"infer_program (the prior of a greedy program) must be in 0..1, got {infer_program}")
+        mix = (1.0 if infer_policy == LEARNED else 0.0) if infer_mix < 0 else infer_mix
+        prior[TYPE_PROGRAM] = infer_program
+        prior[TYPE_GREEDY] = (1.0 - infer_program) * (1.0 - mix)
+        prior[TYPE_LEARNED] = (1.0 - infer_program) * mix
         S.k.infer_soft = infer_soft
+        past = past or []
+        past_plays = <SeenPlay*>calloc(max(len(past), 1), sizeof(SeenPlay))
+        if past_plays == NULL:
+            raise MemoryError()
+        try:
+            for i in range(len(past)):
+                seen_play(&past_plays[i], past[i])
+            read_types(&S.k, &S.r, past_plays, len(past), prior)
+        finally:
+            free(past_plays)
         S.me = side_of(&S.r, observer)
         S.c_ucb = c_ucb
         S.eps_milli = eps_milli | rollout
@@ -173,6 +199,13 @@ cdef class Searcher:
             raise ValueError(f"share (of the iterations) must be in 0..1, got {share}")
         self.S.focus = move
         self.S.focus_share = share
+
+    @property
+    def type_weights(self):
+        """How likely the others are each kind of player (TYPE_PROGRAM,
+        TYPE_GREEDY, TYPE_LEARNED), from the prior and the plays of the
+        hand's finished rounds."""
+        return [self.S.k.type_w[i] for i in range(N_TYPES)]
 
     @property
     def root_moves(self):

@@ -8,14 +8,20 @@ from cirulla.solver._core cimport MAX_SEATS, N_CARDS, Rng, Rules, State, u64
 
 cdef enum:
     MAX_SEEN_PLAYS = 16         # other seats' card plays this round the inference reads
+    # the kinds of player the inference reads the others as (Know.type_w)
+    TYPE_PROGRAM = 0            # greedy's best move every time, but for a slip (PROGRAM_SLIP)
+    TYPE_GREEDY = 1             # moves chosen by the softmax of the greedy worth (infer_t)
+    TYPE_LEARNED = 2            # by the softmax of the learned policy's score
+    N_TYPES = 3
 
 cdef struct SeenPlay:
-    # another seat's card play earlier in this round, and what it tells: a
-    # holding whose best play (by the greedy worth) was far better than this
-    # one is less likely (the play's likelihood, below)
+    # another seat's card play, and what it tells: a holding whose other
+    # moves were likelier choices is less likely (play_likelihood), and in a
+    # finished round, where the holding is known, which kind of player it is
     int seat
     u64 table                   # the table before it
-    u64 after[MAX_SEATS]        # cards each seat played after it this round
+    u64 take                    # the cards it took
+    u64 after[MAX_SEATS]        # cards each seat played after it in its round
     signed char card
 
 cdef struct Know:
@@ -30,9 +36,10 @@ cdef struct Know:
     int n_plays
     SeenPlay plays[MAX_SEEN_PLAYS]
     double infer_t              # the likelihood's temperature (greedy worth units); 0: off
-    double infer_mix            # the learned policy's weight in the plays' model (1: LEARNED alone, 0: GREEDY)
-    int infer_soft              # 1: a play's likelihood is its softmax share among the holding's moves
+    double type_w[N_TYPES]      # how likely each kind of player the others are (read_types)
+    int infer_soft              # 1: a play's likelihood is its probability (0: by its regret)
 
 cdef int has_buona(const Know* k, const Rules* r, int seat, u64 holding) noexcept nogil
+cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const double* prior) noexcept nogil
 cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexcept nogil
 cdef int sample_world(const Know* k, const Rules* r, Rng* rng, State* out) noexcept nogil

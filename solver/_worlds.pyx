@@ -2,7 +2,7 @@
 """Determinization (docs/rules.md section 8): the worlds a search draws from
 what one seat knows, the R-DECL-CHOICE inference and the inference from the
 other seats' card plays. The types are in _worlds.pxd."""
-from libc.math cimport exp, log
+from libc.math cimport exp
 from libc.string cimport memcpy
 
 from cirulla.solver._core cimport (
@@ -36,6 +36,12 @@ cdef int has_buona(const Know* k, const Rules* r, int seat, u64 holding) noexcep
     return 0
 
 
+cdef enum:
+    MAX_PLAY_MOVES = 512        # a play's moves the inference reads (more: the first ones)
+
+cdef double PROGRAM_SLIP = 0.02     # TYPE_PROGRAM's chance of a move at random
+
+
 cdef inline double play_regret(u64 sampled, const Move* buf, int n, const int* worth) noexcept nogil:
     """A play's regret by one model's worth: how much the best move of a
     sampled card beats the best move of a known one (0 if it does not)."""
@@ -49,11 +55,11 @@ cdef inline double play_regret(u64 sampled, const Move* buf, int n, const int* w
     return guessed - known if guessed > known else 0.0
 
 
-cdef inline double play_share(u64 sampled, const Move* buf, int n, const int* worth, double temp) noexcept nogil:
-    """A play's likelihood as a choice among every move of the holding (a
-    softmax of worth / temp): the known cards' share of the total, which the
-    sampled cards' moves take from (the played move's own weight is the same
-    in every world)."""
+cdef inline double soft_prob(int played, u64 sampled, const Move* buf, int n, const int* worth, double temp,
+                             double* bound) noexcept nogil:
+    """The probability of the played move (index `played`) among the holding's
+    moves by the softmax of worth / temp; *bound: the same among the known
+    cards' moves alone (the most it is in any world)."""
     cdef int i, top = -1 << 30
     cdef double known = 0.0, total = 0.0, e
     for i in range(n):
@@ -64,40 +70,121 @@ cdef inline double play_share(u64 sampled, const Move* buf, int n, const int* wo
         total += e
         if not bit(buf[i].card) & sampled:
             known += e
-    return known / total
+    e = exp((worth[played] - top) / temp)
+    bound[0] = e / known
+    return e / total
 
 
-cdef inline double play_cost(const Know* k, u64 sampled, const Move* buf, int n, const int* worth) noexcept nogil:
-    """What a play takes from a world's likelihood by one model's worth, in
-    worth units (the likelihood is exp(-cost / infer_t)): its regret, or with
-    infer_soft -infer_t x log of its softmax share."""
-    if k.infer_soft:
-        return -k.infer_t * log(play_share(sampled, buf, n, worth, k.infer_t))
-    return play_regret(sampled, buf, n, worth)
+cdef inline double program_prob(int played, u64 sampled, const Move* buf, int n, const int* worth,
+                                double* bound) noexcept nogil:
+    """The probability of the played move for TYPE_PROGRAM: one of the moves
+    of best greedy worth, or with PROGRAM_SLIP any move; *bound as soft_prob's."""
+    cdef int i, best = -1 << 30, n_best = 0, best_k = -1 << 30, n_best_k = 0, n_k = 0
+    for i in range(n):
+        if worth[i] > best:
+            best = worth[i]; n_best = 0
+        n_best += worth[i] == best
+        if not bit(buf[i].card) & sampled:
+            n_k += 1
+            if worth[i] > best_k:
+                best_k = worth[i]; n_best_k = 0
+            n_best_k += worth[i] == best_k
+    bound[0] = PROGRAM_SLIP / n_k + (1.0 - PROGRAM_SLIP) * (worth[played] == best_k) / n_best_k
+    return PROGRAM_SLIP / n + (1.0 - PROGRAM_SLIP) * (worth[played] == best) / n_best
+
+
+cdef void weigh_play(const Know* k, const Rules* r, const State* t, const SeenPlay* sp, u64 sampled,
+                     double* p, double* b) noexcept nogil:
+    """p[type] *= the play's probability at position t (its seat to move,
+    holding what it held then) for each kind of player of weight > 0, b[type]
+    *= its bound (the most it is in any world); with infer_soft 0 (the regret
+    form) exp(-regret / infer_t), or for TYPE_PROGRAM 1 or PROGRAM_SLIP, bound 1."""
+    cdef Move buf[MAX_PLAY_MOVES]
+    cdef int worth[MAX_PLAY_MOVES]
+    cdef int n, i, played = -1
+    cdef double x, regret
+    n = gen_moves(t, r, buf, MAX_PLAY_MOVES)
+    if n > MAX_PLAY_MOVES:
+        n = MAX_PLAY_MOVES
+    for i in range(n):
+        if buf[i].card == sp.card and buf[i].take == sp.take:
+            played = i
+    if played < 0:
+        return                  # not a move there (a view's play the core cannot place): it tells nothing
+    if k.type_w[TYPE_PROGRAM] > 0 or k.type_w[TYPE_GREEDY] > 0:
+        greedy_scores(t, r, buf, n, worth)
+        if k.infer_soft:
+            p[TYPE_PROGRAM] *= program_prob(played, sampled, buf, n, worth, &x); b[TYPE_PROGRAM] *= x
+            p[TYPE_GREEDY] *= soft_prob(played, sampled, buf, n, worth, k.infer_t, &x); b[TYPE_GREEDY] *= x
+        else:
+            regret = play_regret(sampled, buf, n, worth)
+            p[TYPE_PROGRAM] *= 1.0 if regret == 0 else PROGRAM_SLIP
+            p[TYPE_GREEDY] *= exp(-regret / k.infer_t)
+    if k.type_w[TYPE_LEARNED] > 0:
+        learned_scores(t, r, buf, n, worth)
+        if k.infer_soft:
+            p[TYPE_LEARNED] *= soft_prob(played, sampled, buf, n, worth, k.infer_t, &x); b[TYPE_LEARNED] *= x
+        else:
+            p[TYPE_LEARNED] *= exp(-play_regret(sampled, buf, n, worth) / k.infer_t)
+
+
+cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const double* prior) noexcept nogil:
+    """k.type_w = each kind of player's prior times the probability it gives
+    the other seats' card plays of the hand's finished rounds (where every
+    holding is known: what a seat held at a play is what it played from it on),
+    normalized. The positions are today's but for the table and the holdings."""
+    cdef State t
+    cdef double p[N_TYPES]
+    cdef double b[N_TYPES]
+    cdef double total = 0.0
+    cdef int i, j, seat
+    cdef int soft = k.infer_soft
+    for j in range(N_TYPES):
+        k.type_w[j] = prior[j]
+    k.infer_soft = 1            # the probabilities (the regret form has no bound to read types by)
+    for i in range(n):
+        memcpy(&t, &k.base, sizeof(State))
+        t.table = past[i].table
+        for seat in range(r.n_players):
+            t.hand[seat] = past[i].after[seat]
+            t.public[seat] = 0
+        t.hand[past[i].seat] |= bit(past[i].card)
+        t.turn = past[i].seat
+        t.declared |= 1 << past[i].seat             # the card plays only
+        if t.stock_pos == N_CARDS:
+            t.stock_pos = N_CARDS - 1               # a finished round had a stock to come (greedy's "last")
+        for j in range(N_TYPES):
+            p[j] = 1.0; b[j] = 1.0
+        weigh_play(k, r, &t, &past[i], 0, p, b)
+        total = 0.0
+        for j in range(N_TYPES):
+            k.type_w[j] *= p[j]
+            total += k.type_w[j]
+        if total <= 0:
+            break
+        for j in range(N_TYPES):
+            k.type_w[j] /= total                    # normalized as it goes: no underflow
+    k.infer_soft = soft
 
 
 cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexcept nogil:
     """How well world w explains the other seats' card plays this round, from 0
-    to 1: the product over those plays of exp(-regret / infer_t). A play's
-    regret is how much more (by the greedy worth, or the learned policy's
-    score, 100 x its logit; with the seat's holding at
-    that time: what it holds in w plus what it played since) the best move of
-    a card w gives it exceeds the best move of a card it is known to have held
-    then (the one played, the ones played since, declared ones): the
-    part of the play's likelihood that depends on the world. With both
-    models (0 < infer_mix < 1) the others are of one kind or the other, the
-    same at every play: the two products mixed, infer_mix the learned one's
-    weight (a player who plays like the greedy heuristic at every turn is
-    read as one)."""
+    to 1. Each kind of player (k.type_w) gives each play a probability, with the
+    seat's holding at that time (what it holds in w plus what it played since)
+    and today's position but for the table; a world's likelihood is the kinds'
+    products mixed by their weights, over the most that mixture is in any world
+    (the plays' probabilities among the known cards' moves alone)."""
     cdef State t
-    cdef Move buf[512]
-    cdef int worth[512]
-    cdef int p, k2, n
-    cdef double rg = 0.0, rl = 0.0, mix = k.infer_mix
+    cdef int p, k2, j
+    cdef double num = 0.0, den = 0.0
+    cdef double pr[N_TYPES]
+    cdef double b[N_TYPES]
     cdef u64 sampled
     cdef const SeenPlay* sp
     if k.infer_t <= 0 or k.n_plays == 0:
         return 1.0
+    for j in range(N_TYPES):
+        pr[j] = 1.0; b[j] = 1.0
     for p in range(k.n_plays):
         sp = &k.plays[p]
         sampled = w.hand[sp.seat] & ~k.base.hand[sp.seat]
@@ -110,16 +197,11 @@ cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexc
         t.hand[sp.seat] |= bit(sp.card)
         t.turn = sp.seat
         t.declared |= 1 << sp.seat                  # the card plays only
-        n = gen_moves(&t, r, buf, 512)
-        if n > 512:
-            n = 512
-        if mix < 1.0:
-            greedy_scores(&t, r, buf, n, worth)
-            rg += play_cost(k, sampled, buf, n, worth)
-        if mix > 0.0:
-            learned_scores(&t, r, buf, n, worth)
-            rl += play_cost(k, sampled, buf, n, worth)
-    return (1.0 - mix) * exp(-rg / k.infer_t) + mix * exp(-rl / k.infer_t)
+        weigh_play(k, r, &t, sp, sampled, pr, b)
+    for j in range(N_TYPES):
+        num += k.type_w[j] * pr[j]
+        den += k.type_w[j] * b[j]
+    return num / den if den > 0 else 1.0
 
 
 cdef int sample_world(const Know* k, const Rules* r, Rng* rng, State* out) noexcept nogil:

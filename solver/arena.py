@@ -84,7 +84,7 @@ TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "share": ("paired_share", float), "pick": ("pick", str), "own": ("follow_own", int),
     "inf": ("infer_t", float), "floor": ("root_floor", float), "pol": ("policy", _policy),
     "ipol": ("infer_policy", _policy), "spol": ("own_policy", _policy), "imix": ("infer_mix", float),
-    "isoft": ("infer_soft", int),
+    "isoft": ("infer_soft", int), "iprog": ("infer_program", float), "xprog": ("exact_program", float),
     "g": ("min_gain", float), "se": ("target_stderr", float), "first": ("first_look", int)}
 TUNING_FIELDS = {f.name for f in dataclasses.fields(Tuning)}
 STOPPING_FIELDS = {f.name for f in dataclasses.fields(StoppingRule)}

@@ -4,10 +4,13 @@
 the unseen cards dealt at random to the other seats' hidden slots and the
 stock, honouring the R-DECL-CHOICE inference, and drawn in proportion to how
 well they explain the other seats' card plays this round: each play a choice
-among the moves the world's holding allowed, by the greedy heuristic's worth
-and by the learned policy's, the two models mixed (INFER_MIX; _worlds.
-play_likelihood), the exact solver weighing its worlds the same way), and
-then, by the position:
+among the moves the world's holding allowed, by the kind of player the others
+are read as: a program playing the greedy heuristic's best move, or one
+choosing by the greedy worth or by the learned policy's score, each kind
+weighed by its prior (INFER_PROGRAM, INFER_MIX) and by how well it explains
+their plays of the hand's finished rounds, where their holdings are known
+(_worlds.read_types, play_likelihood); the exact solver weighs its worlds
+the same way), and then, by the position:
 
 * one legal move: SearchMethod.FORCED, a short evaluation of it;
 * 2 players, empty stock: the last round is perfect information, solved
@@ -18,7 +21,10 @@ then, by the position:
   standard errors 0). Not with optional captures (R-MUST, `relaxed`): the
   trees there are about 6 times larger (0.5-1 s a position), so ISMCTS.
   Where several moves are worth the same against perfect play, rollouts on
-  the same worlds order them (_exact_tiebreak);
+  the same worlds order them (_exact_tiebreak). Nor against an opponent read
+  as the greedy program (its weight at least Tuning.exact_program): the
+  exact values assume a perfect opponent, and the rollouts, which play
+  greedy's moves for it, are the truer model of it (ISMCTS);
 * otherwise SO-ISMCTS with availability counts (ISMCTS) builds a tree over
   most of the budget, then a paired phase evaluates every legal move on the
   same fresh worlds, following the tree's most visited moves at the asking
@@ -83,6 +89,8 @@ TIE_WORLDS = 256            # rollouts that order the exact solver's equal best 
 TIE_EPS = 1e-9              # exact figures this close are equal (sums of weighted worlds)
 INFER_T = 50.0              # the inference's temperature, in the greedy worth's units (a scopa is 100)
 INFER_MIX = 0.5             # the inference's model of the others (2 players): the learned policy's weight
+INFER_PROGRAM = 0.3         # and the prior that they are a program playing greedy's best move (2 players)
+EXACT_PROGRAM = 0.9         # the program's weight from which the last rounds are played out, not solved
 EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity table
 MAX_EQUITY_TARGET = 301
 
@@ -173,7 +181,8 @@ class SearchParams(TypedDict, total=False):
     infer_policy: Policy            # the inference's model of the others' plays: GREEDY or LEARNED
     own_policy: Policy              # the asking side's own moves in the rollouts (default: policy)
     infer_mix: float                # the inference: the learned model's weight beside the greedy worth
-    infer_soft: int                 # 1: a play's likelihood is its softmax share (0: by its regret)
+    infer_soft: int                 # 1: a play's likelihood is its probability (0: by its regret)
+    infer_program: float            # the prior that the others are a greedy program (the inference's third kind)
 
 
 # --- what a search is asked -----------------------------------------------------
@@ -328,6 +337,9 @@ class Tuning:
     not by a few playouts: the analysis values every position, and a forced
     move's must agree with its neighbours'. `focus`: a root move whose figures
     matter (the analysis's played move) gets focus_share of the tree at least.
+    `exact_program`: the greedy program's weight (Searcher.type_weights) from
+    which the last rounds are played out, not solved exactly (above 1: never;
+    None: EXACT_PROGRAM).
     """
     method: SearchMethod | None = None
     sensitive: bool = False
@@ -337,11 +349,13 @@ class Tuning:
     solve_forced: bool = False
     focus: Move | None = None
     focus_share: float = 0.5
+    exact_program: float | None = None
     knobs: SearchParams = field(default_factory=lambda: SearchParams())
 
 
-# another seat's card play this round: (seat, the table before it, card, the cards each seat played after it)
-SeenPlay: TypeAlias = tuple[int, int, int, tuple[int, ...]]
+# another seat's card play: (seat, the table before it, card, the cards it took, the
+# cards each seat played after it in its round)
+SeenPlay: TypeAlias = tuple[int, int, int, int, tuple[int, ...]]
 
 
 @dataclass(frozen=True)
@@ -358,6 +372,7 @@ class Knowledge:
     scores: tuple[int, ...]
     fixed: bool = False
     plays: tuple[SeenPlay, ...] = ()   # the other seats' card plays this round
+    past: tuple[SeenPlay, ...] = ()    # theirs in the hand's finished rounds (every holding known)
 
     @classmethod
     def of(cls, view: SeatView) -> Knowledge:
@@ -372,7 +387,8 @@ class Knowledge:
                        and bool(view.played_this_round[s])) for s in range(n)]
         return cls(r, base, seat, tuple(unseen), tuple(view.hidden_count(s) for s in range(n)),
                    tuple(nobuona), tuple(mask_of(p) for p in view.played_this_round),
-                   tuple(view.scores), plays=_seen_plays(view))
+                   tuple(view.scores), plays=_seen_plays(view, view.round_plays()),
+                   past=tuple(p for rows in view.finished_round_plays() for p in _seen_plays(view, rows)))
 
     @classmethod
     def true_world(cls, match: Match, seat: int) -> Knowledge:
@@ -396,19 +412,21 @@ class Knowledge:
         return _search.Searcher(
             r.core, self.base, observer=self.observer, unseen=list(self.unseen),
             hidden=list(self.hidden), nobuona=list(self.nobuona), played=list(self.played),
-            plays=[(s, t, c, list(a)) for s, t, c, a in self.plays],
+            plays=[(s, t, c, x, list(a)) for s, t, c, x, a in self.plays],
+            past=[(s, t, c, x, list(a)) for s, t, c, x, a in self.past],
             fixed=self.fixed, seed=seed & (2**64 - 1), stop=stop, equity=equity,
             scores=list(self.scores), match_mode=match_mode,
             next_dealer_side=r.side_of((self.base["dealer"] + 1) % r.players), **params)
 
 
-def _seen_plays(view: SeatView) -> tuple[SeenPlay, ...]:
-    """The other seats' card plays this round: what the inference from plays reads."""
+def _seen_plays(view: SeatView, plays: list[tuple[int, int, int, Move]]) -> tuple[SeenPlay, ...]:
+    """The other seats' card plays in one round of the view's hand (rows as
+    SeatView.round_plays gives them): what the inference from plays reads."""
     after, out = [0] * view.rules.players, []
-    for _, seat, table, move in reversed(view.round_plays()):     # the latest first
+    for _, seat, table, move in reversed(plays):     # the latest first
         assert move.card is not None, "round_plays() gives card plays only"
         if seat != view.seat:
-            out.append((seat, table, move.card.index, tuple(after)))
+            out.append((seat, table, move.card.index, mask_of(move.captured), tuple(after)))
         after[seat] |= 1 << move.card.index
     return tuple(reversed(out))
 
@@ -596,13 +614,16 @@ def _thread_seed(seed: int, t: int) -> int:
     return x ^ (x >> 29)
 
 
-def _pick_method(know: Knowledge, n_moves: int, tuning: Tuning) -> SearchMethod:
+def _pick_method(know: Knowledge, n_moves: int, tuning: Tuning, program: float) -> SearchMethod:
+    """The method for this position (module docstring); `program`: the weight
+    of the greedy program among the kinds of player the others are read as."""
     if tuning.method is not None:
         return tuning.method
     rules, stock = know.rules, 40 - know.base["stock_pos"]
     if n_moves == 1 and not tuning.solve_forced:
         return SearchMethod.FORCED
-    if rules.players == 2 and (stock == 0 or (stock == 6 and rules.capture is Capture.MANDATORY)):
+    cut = EXACT_PROGRAM if tuning.exact_program is None else tuning.exact_program
+    if rules.players == 2 and (stock == 0 or (stock == 6 and rules.capture is Capture.MANDATORY)) and program < cut:
         return SearchMethod.EXACT     # the last round, or the last two: see the module docstring
     return SearchMethod.ISMCTS
 
@@ -629,7 +650,7 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
     # model on every play of three other seats made a decision 2.6 times as costly)
     knobs = SearchParams(infer_t=0.0 if tuning.method is SearchMethod.FLAT else INFER_T)
     if know.rules.players == 2:
-        knobs["infer_mix"], knobs["infer_soft"] = INFER_MIX, 1
+        knobs["infer_mix"], knobs["infer_soft"], knobs["infer_program"] = INFER_MIX, 1, INFER_PROGRAM
     knobs.update(tuning.knobs)
     searchers = [know.searcher(_thread_seed(seed, t), stop, equity=equity, match_mode=match_mode, **knobs)
                  for t in range(threads)]
@@ -640,7 +661,7 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
         at = [Move.from_core(m, rules.matta_card) for m in searchers[0].root_moves].index(tuning.focus)
         for s in searchers:
             s.focus_on(at, tuning.focus_share)
-    method = _pick_method(know, n_moves, tuning)
+    method = _pick_method(know, n_moves, tuning, searchers[0].type_weights[0])
     time_ms = budget.time_ms
     if budget.iterations is None and time_ms is None:
         time_ms = DEFAULT_TIME_CAP_MS

@@ -147,6 +147,7 @@ class SeatView:
         if not out:
             try:
                 self.round_plays()
+                self.finished_round_plays()
             except ViewError as e:
                 out = list(e.violations)
         return out
@@ -337,6 +338,29 @@ class SeatView:
                                              f"played_this_round[{s}]")])
         tables = tables_before(self.table, [(i, e.move, card) for i, e, card in turns])
         return [(i, e.seat, table, e.move) for (i, e, _), table in zip(turns, tables, strict=True)]
+
+    def finished_round_plays(self) -> list[list[tuple[int, int, int, Move]]]:
+        """The card plays of this hand's finished rounds in the history, round
+        by round (the earliest first), each play as round_plays gives it: the
+        whole holding of every seat is known there (it played it all). The
+        rounds are counted back from this one's plays; one the history holds
+        only part of is left out.
+
+        :raises ViewError: if a play does not fit the tables rebuilt backwards.
+        """
+        plays = [(i, e, e.move.card) for i, e in enumerate(self.history)
+                 if isinstance(e, Turn) and e.move.card is not None]
+        tables = tables_before(self.table, [(i, e.move, card) for i, e, card in plays])
+        rows = [(i, e.seat, table, e.move) for (i, e, _), table in zip(plays, tables, strict=True)]
+        del rows[len(rows) - sum(len(p) for p in self.played_this_round):]     # this round's
+        out = []
+        for rnd in range(self.round - 1, -1, -1):
+            size = self.rules.players * self.rules.round_cards(rnd)
+            if len(rows) < size:
+                break
+            out.append(rows[len(rows) - size:])
+            del rows[len(rows) - size:]
+        return out[::-1]
 
     # --- the view as the core's state ---
 

@@ -190,6 +190,7 @@ def test_the_stopping_rule_is_reproducible_by_seed():
     assert [m.expected_points for m in a.moves] == [m.expected_points for m in b.moves]
 
 
+@pytest.mark.usefixtures("exact_against_any_opponent")
 def test_every_method_says_why_it_stopped():
     forced = played_to(lambda m: m.stock_size > 6 and len(m.legal_moves) == 1)
     assert search(forced.view(forced.to_move)).stopped_because is StopReason.FORCED

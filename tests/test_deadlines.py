@@ -39,7 +39,7 @@ from test_server_process import Process
 
 from cirulla.solver import Match, Rules
 from cirulla.solver.errors import RulesError
-from cirulla.solver.players import GreedyPlayer
+from cirulla.solver.players import GreedyPlayer, RandomPlayer
 from cirulla.v1 import engine_service_pb2 as epb
 from server_support import choice_position, view_msg
 
@@ -60,15 +60,18 @@ UNSEEN_OPTIONS = ("re_bello", "capotun", "grande_long", "piccola_to_seven", "buo
 # --- the positions ------------------------------------------------------------------------
 
 def endgame(stock: int) -> Match:
-    """A 2-player match played by GreedyPlayer until `stock` cards are left to deal
-    and the seat to move, holding 3 or more cards, has a choice (the largest
-    exact solve of those rounds)."""
+    """A 2-player match played until `stock` cards are left to deal and the seat
+    to move, holding 3 or more cards, has a choice (the largest exact solve of
+    those rounds): the dealer plays at random, so that the seat to move does not
+    read it as the greedy program (whose last rounds the default plays out
+    rather than solving them), the other seat plays GreedyPlayer."""
     greedy = GreedyPlayer()
     for seed in range(50):
         match = Match(Rules(), seed=seed)
+        chance = RandomPlayer(seed)
         while not match.is_over and (match.stock_size != stock or len(match.legal_moves) < 2
                                      or len(match.hand(match.to_move)) < 3):
-            match.play(greedy.choose(match))
+            match.play((chance if match.to_move == match.dealer else greedy).choose(match))
         if not match.is_over and match.hand_number == 0:
             return match
     raise AssertionError(f"no position with a stock of {stock}")

@@ -17,6 +17,9 @@ from cirulla.solver import Match, Rules, _exact
 from cirulla.solver.events import CATEGORIES
 from cirulla.solver.search import INFER_T, Knowledge, SearchBudget, _search, equity_table, search
 
+# positions from greedy self-play, solved exactly (conftest.exact_against_any_opponent)
+pytestmark = pytest.mark.usefixtures("exact_against_any_opponent")
+
 
 def endgame(rules: Rules, seed: int, stock: int, cards: int) -> Match:
     """The first position of a greedy self-play match with this stock left,

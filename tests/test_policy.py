@@ -3,7 +3,9 @@ choices, the knob that selects it, and the scripts that make its data and fit
 it (bench/policy/)."""
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import math
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -12,6 +14,8 @@ import pytest
 
 from cirulla.solver import Card, Match, Move, Rules, _core
 from cirulla.solver.arena import EngineSpec
+from cirulla.solver.cards import mask_of
+from cirulla.solver.events import Turn
 from cirulla.solver.search import Knowledge, Policy, SearchBudget, Tuning, _search, run_search
 from rules_support import position
 
@@ -255,3 +259,88 @@ def test_four_players_keep_the_greedy_regret_inference():
         default, regret = points(know), points(know, infer_mix=0.0, infer_soft=0)
         assert (default != regret) == mixed
         assert (default == points(know, infer_mix=0.5, infer_soft=1)) == mixed
+
+
+# --- the kinds of player the inference reads the others as -------------------------
+
+def _play_hand_until(rules: Rules, seed: int, rounds: int, other) -> Match:
+    """A hand where seat 0 plays greedy's move and seat 1 `other(match)`, up to
+    seat 0's first choice of round `rounds`."""
+    m = Match(rules, seed=seed)
+    while not (m.round >= rounds and m.to_move == 0 and len(m.legal_moves) > 1):
+        m.play(m.greedy_move() if m.to_move == 0 else other(m))
+    return m
+
+
+def _worst(m: Match) -> Move:
+    """The move of least greedy worth: a player no one would take for greedy."""
+    worths = m.core.greedy_worths(m.core.legal_moves())
+    return m.legal_moves[worths.index(min(worths))]
+
+
+def _type_weights(m: Match, **knobs) -> list[float]:
+    know = Knowledge.of(m.view(0))
+    knobs = {"infer_t": 50.0, "infer_mix": 0.5, "infer_soft": 1, "infer_program": 0.3} | knobs
+    return know.searcher(1, _search.StopFlag(), **knobs).type_weights
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_finished_rounds_tell_a_greedy_program_from_other_players(seed):
+    """The plays of the hand's finished rounds, where every holding is known,
+    move the weights of the kinds of player from their prior: towards the
+    greedy program for a seat that plays greedy's best move, away from it for
+    one that plays the worst; none before any round is finished."""
+    first = _play_hand_until(Rules(), seed, 0, Match.greedy_move)
+    assert _type_weights(first) == pytest.approx([0.3, 0.35, 0.35])
+    program = _type_weights(_play_hand_until(Rules(), seed, 4, Match.greedy_move))
+    assert program[0] > 0.8 and sum(program) == pytest.approx(1.0)
+    other = _type_weights(_play_hand_until(Rules(), seed, 4, _worst))
+    assert other[0] < 0.01 and sum(other) == pytest.approx(1.0)
+    assert _type_weights(_play_hand_until(Rules(), seed, 4, Match.greedy_move), infer_program=0.0)[0] == 0.0
+
+
+def test_the_kinds_of_player_are_checked():
+    m = _play_hand_until(Rules(), 1, 2, Match.greedy_move)
+    know = Knowledge.of(m.view(0))
+    with pytest.raises(ValueError, match="infer_program"):
+        run_search(know, SearchBudget(iterations=100, seed=4), Tuning(knobs={"infer_program": 1.5}))
+    spec = EngineSpec.parse("ismcts:1000it:iprog=0.5,xprog=0.9")
+    assert dict(spec.params) == {"infer_program": 0.5, "exact_program": 0.9}
+
+
+def test_finished_round_plays_are_whole_rounds_with_the_tables_they_found():
+    m = _play_hand_until(Rules(), 4, 3, Match.greedy_move)
+    view = m.view(0)
+    rounds = view.finished_round_plays()
+    assert len(rounds) == 3 and all(len(rows) == 6 for rows in rounds)
+    assert [seat for rows in rounds for _, seat, _, _ in rows][:2] == [(view.dealer + 1) % 2, view.dealer]
+    played = {seat: [move.card for rows in rounds for _, s, _, move in rows if s == seat] for seat in (0, 1)}
+    assert all(len(cards) == 9 for cards in played.values())
+    # the table each play found, replayed forwards from the first
+    table = rounds[0][0][2]
+    for rows in rounds:
+        for _, _, found, move in rows:
+            assert found == table
+            took = mask_of(move.captured)
+            table = table & ~took if took else table | 1 << move.card.index
+    # a history without the first round's first play: that round is left out
+    first_play = next(i for i, e in enumerate(view.history) if isinstance(e, Turn) and e.move.card is not None)
+    cut = dataclasses.replace(view, history=view.history[first_play + 1:])
+    assert [[row[1:] for row in rows] for rows in cut.finished_round_plays()] == [
+        [row[1:] for row in rows] for rows in rounds[1:]]
+
+
+def test_an_opponent_read_as_the_greedy_program_has_its_last_rounds_played_out():
+    """exact_program: from that weight of the greedy program the last two
+    rounds are searched by rollouts (which play greedy's moves for it), not
+    solved exactly against a perfect opponent."""
+    m = Match(Rules(), seed=4)
+    while not (m.stock_size == 6 and len(m.legal_moves) > 1):
+        m.play(m.greedy_move())
+    know = Knowledge.of(m.view(m.to_move))
+    assert know.searcher(1, _search.StopFlag(), infer_t=50.0, infer_mix=0.5, infer_soft=1,
+                         infer_program=0.3).type_weights[0] > 0.9
+    budget = SearchBudget(iterations=2000, seed=1)
+    assert run_search(know, budget, Tuning()).method == "ismcts"                     # the default
+    assert run_search(know, budget, Tuning(exact_program=math.inf)).method == "exact"
+    assert run_search(know, budget, Tuning(knobs={"infer_program": 0.0})).method == "exact"

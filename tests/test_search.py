@@ -23,6 +23,7 @@ from cirulla.solver.players import GreedyPlayer
 from cirulla.solver.search import (
     FORCED_WORLDS,
     INFER_MIX,
+    INFER_PROGRAM,
     INFER_T,
     CancelToken,
     Knowledge,
@@ -39,6 +40,9 @@ from cirulla.solver.search import (
 )
 from cirulla.solver.view import SeatView
 from rules_support import position
+
+# the exact solver's positions here come from greedy self-play (conftest.exact_against_any_opponent)
+pytestmark = pytest.mark.usefixtures("exact_against_any_opponent")
 
 ALL = (1 << 40) - 1
 
@@ -480,45 +484,84 @@ def brute_value(core, me: int) -> int:
     return max(values) if core.turn == me else min(values)
 
 
+PROGRAM_SLIP = 0.02     # _worlds.pyx: the greedy program's chance of a move at random
+
+
+def brute_play_probs(fields: dict, rules: Rules, seat: int, table: int, holdings: list[int], played: tuple,
+                     infer_t: float, among: int = -1) -> dict[str, float]:
+    """The probability each kind of player gives `seat` playing `played` (a
+    core move) at today's position `fields` with `table` and every seat holding
+    `holdings` (card plays only), among the moves of the cards in `among`:
+    greedy's best move but for a slip (program), the softmax of the greedy
+    worth or of the learned score over infer_t."""
+    f = dict(fields, table=table, turn=seat, declared=fields["declared"] | 1 << seat, hand=list(holdings))
+    core = _core.CoreState.restore(rules.core, f)
+    moves = core.legal_moves()
+    out = {}
+    for model, worths in (("greedy", core.greedy_worths(moves)), ("learned", core.learned_worths(moves))):
+        worth = {m[:2]: w for m, w in zip(moves, worths, strict=True) if among >> m[0] & 1}
+        top, mine = max(worth.values()), worth[played[:2]]
+        out[model] = math.exp((mine - top) / infer_t) / sum(math.exp((w - top) / infer_t) for w in worth.values())
+        if model == "greedy":
+            out["program"] = (PROGRAM_SLIP / len(worth)
+                              + (1 - PROGRAM_SLIP) * (mine == top) / list(worth.values()).count(top))
+    return out
+
+
+def brute_types(match: Match, opp: int, infer_t: float, mix: float, program: float) -> dict[str, float]:
+    """The weight of each kind of player opp may be: the prior (program, then
+    greedy and learned sharing the rest as 1 - mix to mix) times the
+    probability each gives opp's card plays of the hand's finished rounds,
+    where opp held at a play what it played from then on in that round; the
+    position today's but for the table and the holdings, no declared cards,
+    a stock still to come."""
+    now = match.core.export()
+    fields = dict(now, public=[0] * len(now["public"]), stock_pos=min(now["stock_pos"], 39))
+    w = {"program": program, "greedy": (1 - program) * (1 - mix), "learned": (1 - program) * mix}
+    for rows in match.view(1 - opp).finished_round_plays():
+        after = [0] * len(now["hand"])
+        for _, seat, table, move in reversed(rows):
+            if seat == opp:
+                holdings = list(after)
+                holdings[opp] |= 1 << move.card.index
+                probs = brute_play_probs(fields, match.rules, opp, table, holdings, move.to_core(), infer_t)
+                w = {kind: x * probs[kind] for kind, x in w.items()}
+            after[seat] |= 1 << move.card.index
+    return w
+
+
 def brute_likelihood(match: Match, opp: int, opp_cards: tuple[int, ...], infer_t: float,
-                     mix: float = 0.0, soft: bool = False) -> float:
+                     mix: float = 0.0, program: float = 0.0) -> float:
     """The weight the inference from plays gives a world where opp's hidden
     cards are opp_cards: for each of opp's card plays this round, the position
-    as the inference rebuilds it (today's state with the table before that play,
-    each seat holding what it holds in the world plus what it played since),
-    the play judged by the core's greedy worths and, with weight `mix`, its
-    learned ones (the two products mixed): by its regret, or with `soft` its
-    softmax share (see play_likelihood)."""
+    as the inference rebuilds it (today's state with the table before that
+    play, each seat holding what it holds in the world plus what it played
+    since), the probability of the play for each kind of player; the kinds'
+    products mixed by brute_types' weights, over the same with each play's
+    probability among the moves of the cards known then (see play_likelihood)."""
     if not infer_t:
         return 1.0
     now = match.core.export()
     true_hidden = match.core.hand(opp) & ~match.core.public(opp)
     sampled = mask_of(Card(c) for c in opp_cards)
-    product = {"greedy": 1.0, "learned": 1.0}
+    product = brute_types(match, opp, infer_t, mix, program)
+    bound = dict(product)
     after = [0] * len(now["hand"])
     for _, seat, table, move in reversed(match.view(1 - opp).round_plays()):     # the latest first
         assert move.card is not None
         if seat == opp:
-            fields = dict(now, table=table, turn=opp, declared=now["declared"] | 1 << opp)
-            fields["hand"] = [h | a for h, a in zip(now["hand"], after, strict=True)]
-            fields["hand"][opp] = (fields["hand"][opp] & ~true_hidden | sampled) | 1 << move.card.index
-            core = _core.CoreState.restore(match.rules.core, fields)
-            moves = core.legal_moves()
-            for model, worths in (("greedy", core.greedy_worths(moves)), ("learned", core.learned_worths(moves))):
-                guessed = [w for mv, w in zip(moves, worths, strict=True) if sampled >> mv[0] & 1]
-                known = [w for mv, w in zip(moves, worths, strict=True) if not sampled >> mv[0] & 1]
-                if soft:
-                    top = max(worths)
-                    weight = [math.exp((w - top) / infer_t) for w in known + guessed]
-                    product[model] *= sum(weight[:len(known)]) / sum(weight)
-                elif guessed:
-                    product[model] *= math.exp(-max(0, max(guessed) - max(known)) / infer_t)
+            holdings = [h | a for h, a in zip(now["hand"], after, strict=True)]
+            holdings[opp] = (holdings[opp] & ~true_hidden | sampled) | 1 << move.card.index
+            args = (now, match.rules, opp, table, holdings, move.to_core(), infer_t)
+            probs, known = brute_play_probs(*args), brute_play_probs(*args, among=~sampled)
+            product = {kind: x * probs[kind] for kind, x in product.items()}
+            bound = {kind: x * known[kind] for kind, x in bound.items()}
         after[seat] |= 1 << move.card.index
-    return (1 - mix) * product["greedy"] + mix * product["learned"]
+    return sum(product.values()) / sum(bound.values())
 
 
-def brute_expected(match: Match, seat: int, *, holds_no_buona: bool = False,
-                   infer_t: float = 0.0, mix: float = INFER_MIX, soft: bool = True) -> dict[Move, float]:
+def brute_expected(match: Match, seat: int, *, holds_no_buona: bool = False, infer_t: float = 0.0,
+                   mix: float = INFER_MIX, program: float = INFER_PROGRAM) -> dict[Move, float]:
     """Every world of the view (the opponent's hidden cards x the split of the
     stock between the two seats of the last deal), each solved by brute_value,
     weighted by brute_likelihood (uniformly with infer_t 0)."""
@@ -533,7 +576,7 @@ def brute_expected(match: Match, seat: int, *, holds_no_buona: bool = False,
         if holds_no_buona and makes_buona([Card(c) for c in opp_cards] + list(view.played_this_round[opp]),
                                           match.rules.matta_card):
             continue                                    # R-DECL-CHOICE
-        weight = brute_likelihood(match, opp, opp_cards, infer_t, mix, soft)
+        weight = brute_likelihood(match, opp, opp_cards, infer_t, mix, program)
         rest = [c for c in unseen if c not in opp_cards]
         for first in itertools.combinations(rest, ns // 2):
             world = dict(fields)

@@ -190,6 +190,7 @@ def test_get_hint_ranks_every_legal_move(api, match):
     assert not hint.cut_short
 
 
+@pytest.mark.usefixtures("exact_against_any_opponent")
 def test_get_hint_solves_the_last_round_exactly(api):
     for seed in range(50):
         m = Match(Rules(), seed=seed)
@@ -221,6 +222,7 @@ def _endgame(stock: int) -> Match:
     raise AssertionError("no such position")
 
 
+@pytest.mark.usefixtures("exact_against_any_opponent")
 def test_the_exact_endgame_answers_by_the_deadline(margin_api):
     """The last two rounds' exact solve (tens of ms) stops at the call's
     deadline (25 ms of search left) with the worlds solved by then, marked cut
