@@ -202,10 +202,10 @@ cdef class Searcher:
 
     @property
     def type_weights(self):
-        """How likely the others are each kind of player (TYPE_PROGRAM,
-        TYPE_GREEDY, TYPE_LEARNED), from the prior and the plays of the
-        hand's finished rounds."""
-        return [self.S.k.type_w[i] for i in range(N_TYPES)]
+        """How likely each seat is each kind of player (TYPE_PROGRAM,
+        TYPE_GREEDY, TYPE_LEARNED), from the prior and its plays of the hand's
+        finished rounds: a list per seat (the observer's, the prior)."""
+        return [[self.S.k.type_w[s][i] for i in range(N_TYPES)] for s in range(self.S.r.n_players)]
 
     @property
     def root_moves(self):

@@ -36,7 +36,7 @@ cdef struct Know:
     int n_plays
     SeenPlay plays[MAX_SEEN_PLAYS]
     double infer_t              # the likelihood's temperature (greedy worth units); 0: off
-    double type_w[N_TYPES]      # how likely each kind of player the others are (read_types)
+    double type_w[MAX_SEATS][N_TYPES]   # how likely each seat is each kind of player (read_types)
     int infer_soft              # 1: a play's likelihood is its probability (0: by its regret)
 
 cdef int has_buona(const Know* k, const Rules* r, int seat, u64 holding) noexcept nogil

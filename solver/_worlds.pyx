@@ -6,7 +6,7 @@ from libc.math cimport exp
 from libc.string cimport memcpy
 
 from cirulla.solver._core cimport (
-    N_CARDS, PH_PLAY, Move, Rng, Rules, State, bit, gen_moves, greedy_scores, learned_scores, popcount,
+    MAX_SEATS, N_CARDS, PH_PLAY, Move, Rng, Rules, State, bit, gen_moves, greedy_scores, learned_scores, popcount,
     rng_below, rng_next, u64)
 
 cdef enum:
@@ -94,9 +94,9 @@ cdef inline double program_prob(int played, u64 sampled, const Move* buf, int n,
 
 
 cdef void weigh_play(const Know* k, const Rules* r, const State* t, const SeenPlay* sp, u64 sampled,
-                     double* p, double* b) noexcept nogil:
+                     const double* w, double* p, double* b) noexcept nogil:
     """p[type] *= the play's probability at position t (its seat to move,
-    holding what it held then) for each kind of player of weight > 0, b[type]
+    holding what it held then) for each kind of player of weight w > 0, b[type]
     *= its bound (the most it is in any world); with infer_soft 0 (the regret
     form) exp(-regret / infer_t), or for TYPE_PROGRAM 1 or PROGRAM_SLIP, bound 1."""
     cdef Move buf[MAX_PLAY_MOVES]
@@ -111,7 +111,7 @@ cdef void weigh_play(const Know* k, const Rules* r, const State* t, const SeenPl
             played = i
     if played < 0:
         return                  # not a move there (a view's play the core cannot place): it tells nothing
-    if k.type_w[TYPE_PROGRAM] > 0 or k.type_w[TYPE_GREEDY] > 0:
+    if w[TYPE_PROGRAM] > 0 or w[TYPE_GREEDY] > 0:
         greedy_scores(t, r, buf, n, worth)
         if k.infer_soft:
             p[TYPE_PROGRAM] *= program_prob(played, sampled, buf, n, worth, &x); b[TYPE_PROGRAM] *= x
@@ -120,7 +120,7 @@ cdef void weigh_play(const Know* k, const Rules* r, const State* t, const SeenPl
             regret = play_regret(sampled, buf, n, worth)
             p[TYPE_PROGRAM] *= 1.0 if regret == 0 else PROGRAM_SLIP
             p[TYPE_GREEDY] *= exp(-regret / k.infer_t)
-    if k.type_w[TYPE_LEARNED] > 0:
+    if w[TYPE_LEARNED] > 0:
         learned_scores(t, r, buf, n, worth)
         if k.infer_soft:
             p[TYPE_LEARNED] *= soft_prob(played, sampled, buf, n, worth, k.infer_t, &x); b[TYPE_LEARNED] *= x
@@ -129,18 +129,20 @@ cdef void weigh_play(const Know* k, const Rules* r, const State* t, const SeenPl
 
 
 cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const double* prior) noexcept nogil:
-    """k.type_w = each kind of player's prior times the probability it gives
-    the other seats' card plays of the hand's finished rounds (where every
+    """k.type_w[seat] = each kind of player's prior times the probability it
+    gives the seat's card plays of the hand's finished rounds (where every
     holding is known: what a seat held at a play is what it played from it on),
     normalized. The positions are today's but for the table and the holdings."""
     cdef State t
     cdef double p[N_TYPES]
     cdef double b[N_TYPES]
     cdef double total = 0.0
+    cdef double* w
     cdef int i, j, seat
     cdef int soft = k.infer_soft
-    for j in range(N_TYPES):
-        k.type_w[j] = prior[j]
+    for seat in range(MAX_SEATS):
+        for j in range(N_TYPES):
+            k.type_w[seat][j] = prior[j]
     k.infer_soft = 1            # the probabilities (the regret form has no bound to read types by)
     for i in range(n):
         memcpy(&t, &k.base, sizeof(State))
@@ -153,38 +155,40 @@ cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const
         t.declared |= 1 << past[i].seat             # the card plays only
         if t.stock_pos == N_CARDS:
             t.stock_pos = N_CARDS - 1               # a finished round had a stock to come (greedy's "last")
+        w = k.type_w[past[i].seat]
         for j in range(N_TYPES):
             p[j] = 1.0; b[j] = 1.0
-        weigh_play(k, r, &t, &past[i], 0, p, b)
+        weigh_play(k, r, &t, &past[i], 0, w, p, b)
         total = 0.0
         for j in range(N_TYPES):
-            k.type_w[j] *= p[j]
-            total += k.type_w[j]
+            total += w[j] * p[j]
         if total <= 0:
-            break
+            continue
         for j in range(N_TYPES):
-            k.type_w[j] /= total                    # normalized as it goes: no underflow
+            w[j] = w[j] * p[j] / total              # normalized as it goes: no underflow
     k.infer_soft = soft
 
 
 cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexcept nogil:
     """How well world w explains the other seats' card plays this round, from 0
-    to 1. Each kind of player (k.type_w) gives each play a probability, with the
-    seat's holding at that time (what it holds in w plus what it played since)
-    and today's position but for the table; a world's likelihood is the kinds'
-    products mixed by their weights, over the most that mixture is in any world
-    (the plays' probabilities among the known cards' moves alone)."""
+    to 1. Each kind of player gives each play a probability, with the seat's
+    holding at that time (what it holds in w plus what it played since) and
+    today's position but for the table; a seat's part of the likelihood is
+    the kinds' products mixed by its weights (k.type_w[seat]), over the most
+    that mixture is in any world (the plays' probabilities among the known
+    cards' moves alone); the world's, the seats' parts multiplied."""
     cdef State t
-    cdef int p, k2, j
-    cdef double num = 0.0, den = 0.0
-    cdef double pr[N_TYPES]
-    cdef double b[N_TYPES]
+    cdef int p, k2, j, seat, read = 0
+    cdef double num, den, out = 1.0
+    cdef double pr[MAX_SEATS][N_TYPES]
+    cdef double b[MAX_SEATS][N_TYPES]
     cdef u64 sampled
     cdef const SeenPlay* sp
     if k.infer_t <= 0 or k.n_plays == 0:
         return 1.0
-    for j in range(N_TYPES):
-        pr[j] = 1.0; b[j] = 1.0
+    for seat in range(MAX_SEATS):
+        for j in range(N_TYPES):
+            pr[seat][j] = 1.0; b[seat][j] = 1.0
     for p in range(k.n_plays):
         sp = &k.plays[p]
         sampled = w.hand[sp.seat] & ~k.base.hand[sp.seat]
@@ -197,11 +201,17 @@ cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexc
         t.hand[sp.seat] |= bit(sp.card)
         t.turn = sp.seat
         t.declared |= 1 << sp.seat                  # the card plays only
-        weigh_play(k, r, &t, sp, sampled, pr, b)
-    for j in range(N_TYPES):
-        num += k.type_w[j] * pr[j]
-        den += k.type_w[j] * b[j]
-    return num / den if den > 0 else 1.0
+        weigh_play(k, r, &t, sp, sampled, k.type_w[sp.seat], pr[sp.seat], b[sp.seat])
+        read |= 1 << sp.seat
+    for seat in range(r.n_players):
+        if read >> seat & 1:
+            num = 0.0; den = 0.0
+            for j in range(N_TYPES):
+                num += k.type_w[seat][j] * pr[seat][j]
+                den += k.type_w[seat][j] * b[seat][j]
+            if den > 0:
+                out *= num / den
+    return out
 
 
 cdef int sample_world(const Know* k, const Rules* r, Rng* rng, State* out) noexcept nogil:

@@ -616,7 +616,7 @@ def _thread_seed(seed: int, t: int) -> int:
 
 def _pick_method(know: Knowledge, n_moves: int, tuning: Tuning, program: float) -> SearchMethod:
     """The method for this position (module docstring); `program`: the weight
-    of the greedy program among the kinds of player the others are read as."""
+    of the greedy program among the kinds of player the other seat is read as."""
     if tuning.method is not None:
         return tuning.method
     rules, stock = know.rules, 40 - know.base["stock_pos"]
@@ -661,7 +661,8 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
         at = [Move.from_core(m, rules.matta_card) for m in searchers[0].root_moves].index(tuning.focus)
         for s in searchers:
             s.focus_on(at, tuning.focus_share)
-    method = _pick_method(know, n_moves, tuning, searchers[0].type_weights[0])
+    kinds = searchers[0].type_weights
+    method = _pick_method(know, n_moves, tuning, max(kinds[s][0] for s in range(len(kinds)) if s != know.observer))
     time_ms = budget.time_ms
     if budget.iterations is None and time_ms is None:
         time_ms = DEFAULT_TIME_CAP_MS

@@ -281,7 +281,10 @@ def _worst(m: Match) -> Move:
 def _type_weights(m: Match, **knobs) -> list[float]:
     know = Knowledge.of(m.view(0))
     knobs = {"infer_t": 50.0, "infer_mix": 0.5, "infer_soft": 1, "infer_program": 0.3} | knobs
-    return know.searcher(1, _search.StopFlag(), **knobs).type_weights
+    weights = know.searcher(1, _search.StopFlag(), **knobs).type_weights
+    prior = knobs["infer_program"]
+    assert weights[0] == pytest.approx([prior, (1 - prior) / 2, (1 - prior) / 2])     # seat 0's own
+    return weights[1]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -339,8 +342,21 @@ def test_an_opponent_read_as_the_greedy_program_has_its_last_rounds_played_out()
         m.play(m.greedy_move())
     know = Knowledge.of(m.view(m.to_move))
     assert know.searcher(1, _search.StopFlag(), infer_t=50.0, infer_mix=0.5, infer_soft=1,
-                         infer_program=0.3).type_weights[0] > 0.9
+                         infer_program=0.3).type_weights[1 - m.to_move][0] > 0.9
     budget = SearchBudget(iterations=2000, seed=1)
     assert run_search(know, budget, Tuning()).method == "ismcts"                     # the default
     assert run_search(know, budget, Tuning(exact_program=math.inf)).method == "exact"
     assert run_search(know, budget, Tuning(knobs={"infer_program": 0.0})).method == "exact"
+
+
+def test_each_seat_is_read_as_its_own_kind_of_player():
+    """4 players: the partner (seat 2) plays the worst moves, the opponents
+    greedy's best; after two rounds (of three) the opponents read likelier
+    the program than the prior (0.3) had it, the partner as anything but."""
+    m = Match(Rules(players=4), seed=6)
+    while not (m.round >= 2 and m.to_move == 0 and len(m.legal_moves) > 1):
+        m.play(_worst(m) if m.to_move == 2 else m.greedy_move())
+    know = Knowledge.of(m.view(0))
+    kinds = know.searcher(1, _search.StopFlag(), infer_t=50.0, infer_program=0.3).type_weights
+    assert kinds[1][0] > 0.5 and kinds[3][0] > 0.5 and kinds[2][0] < 0.01
+    assert kinds[0] == pytest.approx([0.3, 0.7, 0.0])        # the observer's own: the prior (greedy's regret)
