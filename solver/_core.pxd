@@ -158,6 +158,109 @@ cdef void new_hand(State* s, const Rules* r, int dealer) noexcept nogil
 cdef int deal_round(State* s, const Rules* r) noexcept nogil
 cdef void shuffle_rest(State* s, Rng* rng) noexcept nogil
 cdef int gen_moves(const State* s, const Rules* r, Move* out, int cap) noexcept nogil
+
+# --- the card plays of 2 players on a short table (the exact solver's) ---
+cdef struct TableInfo:
+    # a table of 1 to 4 cards as card_plays reads it (128 bytes)
+    u64 key                         # its cards | the matta's value << 40 (on it) | bit 63; 0: empty
+    u64 lo[4]                       # the cards of its sorted positions 0 and 1 by a mask of them (bits 0, 1)
+    u64 hi[4]                       # those of positions 2 and 3 (bits 2, 3)
+    unsigned short match[15]        # by capture value 1..14: bit k set if subset k (lexicographic) adds up to it
+    unsigned char weight[15]        # by subset: its cards' greedy weights, summed
+    unsigned char n                 # its cards
+    unsigned char sum               # their capture values, summed
+    unsigned char ace               # 1: one of them is an ace (capture value 1)
+    unsigned char spare[4]
+cdef enum:
+    TABLE_INFO_BITS = 10            # 1024 tables (128 KB)
+# e (cache's entry for key, table_of's) filled for a table of 1 to 4 cards, or NULL (capture values out of 1..10)
+cdef TableInfo* table_fill(const Rules* r, const unsigned char* cval, TableInfo* e, u64 key, u64 table) noexcept nogil
+
+cdef inline TableInfo* table_of(const Rules* r, const unsigned char* cval, TableInfo* cache, u64 table) noexcept nogil:
+    """cache's entry for a table of 1 to 4 cards (filled if it holds
+    another), or NULL for a capture value out of 1..10 (in no legal
+    position). Its key: the cards and the matta's value (cval: a State's,
+    of which play changes only the matta's)."""
+    cdef u64 key = table | (<u64>1 << 63)
+    cdef TableInfo* e
+    if r.matta >= 0 and table >> r.matta & 1:
+        key |= <u64>cval[r.matta] << 40                 # R-MATTA: its value as named
+    e = &cache[(key * <u64>0x9E3779B97F4A7C15) >> (64 - TABLE_INFO_BITS)]
+    if e.key == key:
+        return e
+    return table_fill(r, cval, e, key, table)
+
+# gen_moves and greedy_index of a 2-player position's card plays on a short
+# table, packed (card << 40 | take), or -1; with a cache of tables
+cdef int gen_plays_2p(const Rules* r, const unsigned char* cval, TableInfo* cache, u64 h, u64 other,
+                      u64 table, int may_declare, int stock_empty, u64* out, int* greedy) noexcept nogil
+# the greedy policy's weight of each card (GREEDY_W: greedy_worth's)
+cdef const int* greedy_weights() noexcept nogil
+
+cdef inline int play_score(int took, int wsum, int rest, int last, int risk) noexcept nogil:
+    """greedy_worth of a play that captures (took) cards of greedy weight wsum
+    with the card's (else drops a card of weight wsum), leaving a table of
+    capture values summing to rest; last, risk: greedy_context's."""
+    cdef int score = wsum if took else -wsum
+    cdef int sweep = took & (rest == 0)
+    score += 100 * (sweep & (last ^ 1))
+    score -= 40 * ((sweep ^ 1) & (rest <= 14) & risk)
+    return score
+
+cdef inline int card_plays(const Rules* r, const TableInfo* ti, u64 table, int c, int v, int wc, u64* out, int n,
+                           int last, int risk, int* best, int* who) noexcept nogil:
+    """gen_moves's plays of card c (capture value v in 1..10, greedy weight wc)
+    on a table of 1 to 4 cards (ti: table_of's), 2 players,
+    appended packed (card << 40 | take) to out[:n], in order (gen_plays_short's:
+    the subsets in lexicographic order of the sorted table); their greedy
+    worth (last, risk: greedy_context's) against best, the first best's
+    index in who. The new count."""
+    cdef unsigned int sel
+    cdef int before = n, k, p, rv, rf, score
+    cdef u64 card = <u64>c << 40
+    if v == 1:
+        if not ti.ace or r.ace_on_ace == ACE_SWEEP:
+            sel = 0
+            out[n] = card | table                       # R-ACE (R-ACE-ACE sweep)
+            score = play_score(1, wc + ti.weight[ti.n - 1], 0, last, risk)
+            if score > best[0]:
+                best[0] = score
+                who[0] = n
+            n += 1
+        else:                                           # R-ACE-ACE: the aces, in order
+            sel = ti.match[1]
+            if r.ace_on_ace == ACE_OR_FIFTEEN:
+                sel |= <unsigned int>ti.match[14] << 16
+        rv = ti.sum - 1
+        rf = ti.sum - 14
+    else:
+        # R-CHOICE: the single cards of value v (the 4 positions' singles: subsets 0, 8, 12, 14)
+        sel = ti.match[v] & 0x5101
+        if not (r.single_match_first and sel):
+            sel = ti.match[v]                           # R-SIMPLE
+        sel |= <unsigned int>ti.match[15 - v] << 16     # R-FIFTEEN
+        rv = ti.sum - v
+        rf = ti.sum - 15 + v
+    # the subsets selected, in order: those adding up to v (bits 0..14), then to 15 - v
+    while sel:
+        k = lowest(sel)
+        sel &= sel - 1
+        p = <int>(<u64>0x8c4ae629d5bf731 >> (4 * (k & 15))) & 15      # its positions (gen_plays_short's SHORT_POS)
+        out[n] = card | ti.lo[p & 3] | ti.hi[p >> 2]
+        score = play_score(1, wc + ti.weight[k & 15], rf if k >= 16 else rv, last, risk)
+        if score > best[0]:
+            best[0] = score
+            who[0] = n
+        n += 1
+    if n == before or r.capture_optional:               # R-MUST
+        out[n] = card
+        score = play_score(0, wc, ti.sum + v, last, risk)
+        if score > best[0]:
+            best[0] = score
+            who[0] = n
+        n += 1
+    return n
+
 cdef void apply_move(State* s, const Rules* r, const Move* m) noexcept nogil
 cdef void score_hand(const State* s, const Rules* r, int* out) noexcept nogil  # out[side * N_CAT + cat]
 cdef int cappotto_side(const State* s, const Rules* r) noexcept nogil

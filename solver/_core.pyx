@@ -472,14 +472,14 @@ cdef inline int put_short(Move* out, int n, int cap, u64 sel, const Short* t, in
         sel &= sel - 1
     return n
 
-cdef inline int sort_key(const State* s, u64 rest, int* bad) noexcept nogil:
-    """capture value * 64 + card of the lowest card of rest, or 31 * 64 + 63
-    if rest is empty (sorts last, and adds 31 to every sum it is in). Sets
-    bad if the card's capture value is out of 1..10 (in no legal position), or
-    if there is no card and card 0's is."""
+cdef inline int sort_key(const unsigned char* cval, u64 rest, int* bad) noexcept nogil:
+    """capture value (cval, a State's) * 64 + card of the lowest card of rest,
+    or 31 * 64 + 63 if rest is empty (sorts last, and adds 31 to every sum it
+    is in). Sets bad if the card's capture value is out of 1..10 (in no legal
+    position), or if there is no card and card 0's is."""
     cdef int c = lowest(rest | (<u64>1 << 63))
     cdef int ok = -(c < N_CARDS)                        # all ones, or 0 (no branches)
-    cdef int v = s.cval[c & ok]
+    cdef int v = cval[c & ok]
     bad[0] |= BAD_VALUE[v]                              # (for no card: card 0's, harmless)
     return ((v << 6 | c) & ok) | ((31 << 6 | 63) & ~ok)
 
@@ -517,13 +517,13 @@ cdef int gen_plays_short(const State* s, const Rules* r, Move* out, int cap, int
     cdef Short t
     cdef Move mv
     # the table sorted by (value, card), with sorting networks
-    k0 = sort_key(s, table, &bad)
+    k0 = sort_key(s.cval, table, &bad)
     rest = table & (table - 1)
-    k1 = sort_key(s, rest, &bad)
+    k1 = sort_key(s.cval, rest, &bad)
     rest &= rest - 1
-    k2 = sort_key(s, rest, &bad)
+    k2 = sort_key(s.cval, rest, &bad)
     if Positions is Four:
-        k3 = sort_key(s, rest & (rest - 1), &bad)
+        k3 = sort_key(s.cval, rest & (rest - 1), &bad)
         sort2(&k0, &k1); sort2(&k2, &k3); sort2(&k0, &k2); sort2(&k1, &k3); sort2(&k1, &k2)
     else:
         k3 = 31 << 6 | 63
@@ -717,6 +717,126 @@ cdef int gen_moves(const State* s, const Rules* r, Move* out, int cap) noexcept 
             n = put(out, n, cap, 0, c)
     return n
 
+cdef TableInfo* table_fill(const Rules* r, const unsigned char* cval, TableInfo* e, u64 key, u64 table) noexcept nogil:
+    """table_of's entry e filled for key, a table of 1 to 4 cards, or NULL
+    for a capture value out of 1..10 (in no legal position; e left empty)."""
+    cdef int keys[4]
+    cdef int bad = 0, k, i, n, sm, w, p
+    cdef u64 rest
+    # the table sorted as gen_plays_short sorts it, 4 positions (an empty one last)
+    keys[0] = sort_key(cval, table, &bad)
+    rest = table & (table - 1)
+    keys[1] = sort_key(cval, rest, &bad)
+    rest &= rest - 1
+    keys[2] = sort_key(cval, rest, &bad)
+    keys[3] = sort_key(cval, rest & (rest - 1), &bad)
+    if bad:
+        e.key = 0
+        return NULL
+    sort2(&keys[0], &keys[1]); sort2(&keys[2], &keys[3]); sort2(&keys[0], &keys[2])
+    sort2(&keys[1], &keys[3]); sort2(&keys[1], &keys[2])
+    n = popcount(table)
+    e.n = n
+    e.sum = 0
+    for i in range(n):
+        e.sum += keys[i] >> 6
+    e.ace = (keys[0] >> 6) == 1
+    e.lo[0] = 0
+    e.lo[1] = bit(keys[0] & 63)
+    e.lo[2] = bit(keys[1] & 63) if n > 1 else 0
+    e.lo[3] = e.lo[1] | e.lo[2]
+    e.hi[0] = 0
+    e.hi[1] = bit(keys[2] & 63) if n > 2 else 0
+    e.hi[2] = bit(keys[3] & 63) if n > 3 else 0
+    e.hi[3] = e.hi[1] | e.hi[2]
+    for k in range(15):
+        e.match[k] = 0
+    # every subset in lexicographic order (gen_plays_short's): its sum, its weight
+    for k in range(15):
+        p = SHORT_POS[1][k]
+        sm = 0
+        w = 0
+        for i in range(4):
+            if p >> i & 1:
+                if i >= n:
+                    sm = 99                             # (a position without a card)
+                    break
+                sm += keys[i] >> 6
+                w += GREEDY_W[keys[i] & 63]
+        e.weight[k] = w if sm < 99 else 0
+        if sm <= 14:
+            e.match[sm] |= 1 << k
+    e.key = key
+    return e
+
+cdef const int* greedy_weights() noexcept nogil:
+    return GREEDY_W
+
+cdef int gen_plays_2p(const Rules* r, const unsigned char* cval, TableInfo* cache, u64 h, u64 other,
+                      u64 table, int may_declare, int stock_empty, u64* out, int* greedy) noexcept nogil:
+    """gen_moves and greedy_index where they come to card plays on a table of
+    at most 4 cards, 2 players: the same moves in the same order, packed
+    (card << 40 | take) in out (48 at most), the greedy move's index in
+    *greedy; for a search on a compact state, from the fields that decide
+    them: the mover's hand h, the other's, the table, whether the mover may
+    declare (R-DECL-WHEN: its first play of the round, none declared yet),
+    whether the stock is empty, the capture values (cval: a State's, of which
+    play changes only the matta's) and a cache of tables (TableInfo, 1 <<
+    TABLE_INFO_BITS of them, zeroed before first use; by cards and the
+    matta's value, so for one cval but the matta's). The count, or -1 where
+    it does not cover the position (a declaration to make, more than 3 cards
+    in hand, a longer table, capture values out of 1..10, R-V5, other than 2
+    players): gen_moves gives those. The plays are card_plays's (_core.pxd).
+    tests/test_plays_2p.py holds it to gen_moves and greedy_index."""
+    cdef int c, v, n = 0, left, last, risk, best = -1 << 30, who = 0, score
+    cdef u64 t, t2
+    cdef TableInfo* ti
+    if r.five_players or r.n_players != 2:
+        return -1
+    t = h & (h - 1)
+    t2 = t & (t - 1)
+    if t2 & (t2 - 1):                                   # more than 3 cards
+        return -1
+    if may_declare:
+        # gen_declarations's cases: three cards without the matta, and none
+        # of them a declaration; fewer cards (without R-V5) make none
+        if r.matta >= 0 and h >> r.matta & 1:
+            return -1
+        if t2 and triple_points(r, h, INIT_CVAL[lowest(h)], INIT_CVAL[lowest(t)], INIT_CVAL[lowest(t2)]):
+            return -1
+    # greedy_context: whether this is the hand's last card, whether anyone could still sweep
+    left = (h != 0) + (t != 0) + (other != 0) + ((other & (other - 1)) != 0)
+    last = (left == 1) & (stock_empty != 0)
+    risk = left > 1
+    if not table:                                       # nothing to capture: drops
+        while h:
+            c = lowest(h)
+            h &= h - 1
+            out[n] = <u64>c << 40
+            score = play_score(0, GREEDY_W[c], cval[c], last, risk)
+            if score > best:
+                best = score
+                who = n
+            n += 1
+        greedy[0] = who
+        return n
+    t = table & (table - 1)
+    t &= t - 1
+    t &= t - 1
+    if t & (t - 1):                                     # more than 4 cards
+        return -1
+    ti = table_of(r, cval, cache, table)
+    if ti == NULL:
+        return -1
+    while h:
+        c = lowest(h); h &= h - 1
+        v = cval[c]
+        if BAD_VALUE[v]:
+            return -1
+        n = card_plays(r, ti, table, c, v, GREEDY_W[c], out, n, last, risk, &best, &who)
+    greedy[0] = who
+    return n
+
 cdef void apply_move(State* s, const Rules* r, const Move* m) noexcept nogil:
     """Play a move; does not check that it is legal."""
     cdef int seat = s.turn, side = side_of(r, seat), k, best, who, np = r.n_players
@@ -855,25 +975,25 @@ cdef inline int greedy_worth(const State* s, const Move* m, int table_sum, int l
     A capture is worth what its cards are worth to the scoring (GREEDY_W) plus
     a scopa; a drop costs the card; leaving a table that one card can sweep
     (its sum 14 or less) costs about a scopa's risk."""
-    cdef int c = m.card, k, took, sweep, rest, score, wsum, vsum
-    cdef u64 t
-    if c < 0:
+    if m.card < 0:
         return 10000 + m.points * 100
+    return play_worth(s.cval, m.card, m.take, table_sum, last, risk)
+
+cdef inline int play_worth(const unsigned char* cval, int c, u64 take, int table_sum, int last,
+                           int risk) noexcept nogil:
+    """greedy_worth of the play of card c taking take (cval: a State's)."""
+    cdef int k, took, wsum, vsum
+    cdef u64 t
     # no branches on capture or drop: this runs for every move of every playout
     wsum = GREEDY_W[c]
     vsum = 0
-    t = m.take
+    t = take
     took = t != 0
     while t:
         k = lowest(t); t &= t - 1
         wsum += GREEDY_W[k]
-        vsum += s.cval[k]
-    rest = table_sum - vsum if took else table_sum + s.cval[c]
-    score = wsum if took else -GREEDY_W[c]
-    sweep = took & (rest == 0)
-    score += 100 * (sweep & (last ^ 1))
-    score -= 40 * ((sweep ^ 1) & (rest <= 14) & risk)
-    return score
+        vsum += cval[k]
+    return play_score(took, wsum, table_sum - vsum if took else table_sum + cval[c], last, risk)
 
 cdef int greedy_index(const State* s, const Rules* r, const Move* moves, int n) noexcept nogil:
     """The move of best greedy worth; ties go to the first (lower cards first)."""
@@ -1277,6 +1397,14 @@ cdef list scores_of(const State* s, const Rules* r, moves, Scorer score):
         PyMem_Free(out)
 
 
+cdef class TableCache:
+    """A gen_plays_2p cache of tables (for the tests)."""
+    cdef TableInfo t[1 << TABLE_INFO_BITS]
+
+    def __cinit__(self):
+        memset(self.t, 0, sizeof(self.t))
+
+
 cdef class CoreState:
     """One hand's state in the core. Moves are tuples
     (card, take, take2, matta_rank, points), card -1 for a declaration."""
@@ -1337,6 +1465,25 @@ cdef class CoreState:
         m.card = card; m.take = take; m.take2 = take2
         m.matta_rank = matta_rank; m.points = points
         apply_move(&self.s, &self.rules.r, &m)
+
+    def plays_2p(self, TableCache cache=None):
+        """gen_plays_2p here (for the tests that hold it to legal_moves and
+        greedy_choice), with this cache of tables (else a fresh one): (moves
+        as legal_moves gives them, the greedy index), or None where it does
+        not cover the position."""
+        cdef u64 out[64]
+        cdef int greedy = 0, n, seat = self.s.turn
+        if cache is None:
+            cache = TableCache()
+        if self.s.phase != PH_PLAY or not 0 <= seat < 2:
+            return None
+        n = gen_plays_2p(&self.rules.r, self.s.cval, cache.t, self.s.hand[seat], self.s.hand[seat ^ 1],
+                         self.s.table,
+                         not (self.s.declared >> seat & 1) and popcount(self.s.hand[seat]) == self.s.round_cards,
+                         self.s.stock_pos == N_CARDS, out, &greedy)
+        if n < 0:
+            return None
+        return [(<int>(out[i] >> 40), out[i] & ((<u64>1 << 40) - 1), 0, -1, 0) for i in range(n)], greedy
 
     def greedy_choice(self, moves):
         """Index of the greedy policy's move among these (legal_moves order)."""
