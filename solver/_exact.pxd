@@ -4,13 +4,14 @@
 # leaves' values and the hand's last two and three plays through memos, on a
 # compact state (XState).
 
-from cirulla.solver._core cimport N_CAT, Move, u64
+from cirulla.solver._core cimport N_CAT, Move, TableInfo, u64
 from cirulla.solver._search cimport Search
 
 cdef enum:
     XCAP = 512                  # moves per node
     XDEPTH = 48                 # plies at most: Search.buf holds XCAP moves per ply
     MEMO_MOVES = 3              # card plays a MoveList holds (more: from gen_moves each time)
+    DECL_MOVES = 8              # the moves a DeclList holds (more: from gen_moves each time)
     TAIL_LINES = 4              # the lines a Tail holds (more: searched as they come)
     TRI_KIDS = 4                # the moves a Tri holds at its node
     TRI_NODES = 6               # the first moves of its tails (in all)
@@ -59,6 +60,17 @@ cdef struct MoveList:
     u64 moves[MEMO_MOVES]
     int n
     int greedy                  # greedy_index among them
+
+cdef struct DeclList:
+    # gen_moves's moves where the move memo cannot keep them (declarations
+    # among them, a long table): by the move memo's key, with their greedy
+    # index (256 bytes)
+    u64 hand                    # MoveList.hand; 0: empty
+    u64 table
+    int n
+    int greedy
+    Move moves[DECL_MOVES]
+    u64 spare[5]
 
 cdef struct LeafEntry:
     # a finished hand's leaf by what it depends on: the piles, scope and declarations
@@ -115,6 +127,10 @@ cdef struct Tables:
     void* tails_mem
     Tri* tris                   # the last three plays by hands and table (in tris_mem)
     void* tris_mem
+    TableInfo* tables           # gen_plays_2p's cache of tables (in tables_mem)
+    void* tables_mem
+    DeclList* decls             # the moves with declarations by (hand, table) (in decls_mem)
+    void* decls_mem
 
 cdef int tables_init(Tables* x) noexcept nogil
 cdef void tables_free(Tables* x) noexcept nogil

@@ -28,6 +28,17 @@ costs about as much as 300 instructions on a machine shared with other work
 the room that the moves' and the tails' memos, which they spare most of their
 lookups, give up.
 
+A tri is played out (tri_direct) from the core's card_plays (_core.pxd: the
+plays of a card on a table of at most 4 cards, with the table's subsets and
+sums from a cache of tables, TableInfo), without the memos of moves and
+tails, where no declaration can come (the seats' first plays of a round:
+tri_build then); the move memo's misses come from gen_plays_2p (the same
+card plays for a hand), else from gen_moves through a memo of the lists
+with declarations (moves_general). The last round's positions with 6, 5
+and 4 cards in the hands are searched by xab6, xab5 and xab4 (whose
+children are tris): xalphabeta's steps written for each (no hint, no deal:
+the stock is dealt).
+
 The memoized search (xalphabeta) plays on a compact state (XState, 64 bytes
 copied per node against the State's ~300: hands, piles, table, scope,
 declarations and the few small fields play changes) with the core's
@@ -46,7 +57,8 @@ from libc.string cimport memcpy
 
 from cirulla.solver._core cimport (
     N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, Move, Rng, Rules, State, apply_move, bit, cards_in_round, deal_due,
-    gen_moves, greedy_index, mix64, popcount, rng_below, side_of, u64)
+    TABLE_INFO_BITS, TableInfo, card_plays, gen_moves, gen_plays_2p, greedy_index, greedy_weights, lowest, play_score,
+    table_of, mix64, popcount, rng_below, side_of, u64)
 from cirulla.solver._equity cimport Eval, evaluate, win_of
 from cirulla.solver._paired cimport add_world, can_sweep_next
 from cirulla.solver._search cimport RootMove, load_flag, now_s
@@ -73,16 +85,26 @@ cdef extern from *:
 cdef enum:
     TT_BITS = 12
     MOVES_BITS = 12             # 4096 move lists of 48 bytes (192 KB), 4096 leaves of 48 (192 KB),
-    LEAVES_BITS = 12            # 1024 tails of 128 bytes (128 KB) and 2048 tris of 128 bytes
-    TAILS_BITS = 10             # (256 KB): with the table and the hints, about a core's L2 cache
-    TRIS_BITS = 11              # (measured against a bit more or less each: slower)
+    LEAVES_BITS = 12            # 256 tails of 128 bytes (32 KB: the tris no longer use them), 2048
+    TAILS_BITS = 8              # tris of 128 bytes (256 KB) and the core's 1024 tables (128 KB):
+    TRIS_BITS = 11              # 256 lists with declarations of 256 bytes (64 KB): with the table
+    DECLS_BITS = 8              # and the hints, about a core's L2 cache
     PACKED = XCAP // 2          # where a row of Search.buf holds its packed moves (at most 64)
     TT_EXACT = 1
     TT_LOWER = 2
     TT_UPPER = 3
 
-cdef u64 TAKE_MASK = (<u64>1 << 40) - 1
-cdef u64 CARDS_MASK = (<u64>1 << 40) - 1        # the cards of a TriLine's word
+cdef extern from *:
+    """
+    #define CIRULLA_TAKE_MASK ((1ULL << 40) - 1)
+    """
+    const u64 TAKE_MASK "CIRULLA_TAKE_MASK"
+cdef const int* GREEDY_W = greedy_weights()     # the greedy policy's card weights (the core's)
+cdef extern from *:
+    """
+    #define CIRULLA_CARDS_MASK ((1ULL << 40) - 1)
+    """
+    const u64 CARDS_MASK "CIRULLA_CARDS_MASK"       # the cards of a TriLine's word
 
 cdef struct Solve:
     # one call's search and the tables, what alphabeta threads through its
@@ -94,10 +116,12 @@ cdef struct Solve:
     LeafEntry* leaves
     Tail* tails
     Tri* tris
+    TableInfo* tables
+    DeclList* decls
     int memo                    # 0: without the memos (see _reference): alphabeta, else xalphabeta
     State* full                 # the world's State, which xalphabeta's compact state goes with
     int matta                   # the matta (card 0 without one) and a mask of its capture
-    unsigned char matta_mask    # value (0 without one) for the memos' keys
+    unsigned char matta_mask    # value (0 without one): XState.mval, which the memos' keys hold
 
 cdef int REFERENCE = 0
 
@@ -144,6 +168,16 @@ cdef int memos_init(Tables* x) noexcept nogil:
         memos_free(x)
         return -1
     x.tris = <Tri*>((<size_t>x.tris_mem + 63) & ~(<size_t>63))
+    x.tables_mem = calloc(((<size_t>1) << TABLE_INFO_BITS) * sizeof(TableInfo) + 64, 1)
+    if x.tables_mem == NULL:
+        memos_free(x)
+        return -1
+    x.tables = <TableInfo*>((<size_t>x.tables_mem + 63) & ~(<size_t>63))
+    x.decls_mem = calloc(((<size_t>1) << DECLS_BITS) * sizeof(DeclList) + 64, 1)
+    if x.decls_mem == NULL:
+        memos_free(x)
+        return -1
+    x.decls = <DeclList*>((<size_t>x.decls_mem + 63) & ~(<size_t>63))
     return 0
 
 cdef void memos_free(Tables* x) noexcept nogil:
@@ -151,6 +185,12 @@ cdef void memos_free(Tables* x) noexcept nogil:
     free(x.leaves)
     free(x.tails_mem)
     free(x.tris_mem)
+    free(x.tables_mem)
+    x.tables_mem = NULL
+    free(x.decls_mem)
+    x.decls_mem = NULL
+    x.decls = NULL
+    x.tables = NULL
     x.moves = NULL
     x.leaves = NULL
     x.tails_mem = NULL
@@ -375,17 +415,16 @@ cdef inline void xplay(XState* s, int card, u64 take) noexcept nogil:
     = side), line for line (R-SCOPA, R-LEFTOVER); the round's end leaves the
     phase at PH_DEAL while the stock lasts (xdeal deals it). `public` is left
     out: no rule reads it."""
-    cdef int seat = s.turn
-    cdef u64 b = bit(card), left, took, table
+    cdef int seat = s.turn & 1, cap = take != 0
+    cdef u64 b = bit(card), left, took = <u64>0 - <u64>cap, table
     s.hand[seat] &= ~b
-    s.fresh &= ~(1 << seat)
+    s.fresh &= 2 - seat
     left = s.hand[0] | s.hand[1]
-    took = -(<u64>(take != 0))
     table = (s.table & ~take) | (b & ~took)
     s.table = table
     s.pile[seat] |= (take | b) & took
-    s.last_capturer = <signed char>((seat & <int>took) | (s.last_capturer & ~<int>took))
-    s.scope[seat] += (take != 0) & (table == 0) & ((left != 0) | (s.stock_pos != N_CARDS))
+    s.last_capturer = <signed char>seat if cap else s.last_capturer
+    s.scope[seat] += cap & (table == 0) & ((left != 0) | (s.stock_pos != N_CARDS))
     s.turn = <signed char>(seat ^ 1)
     if left:
         return
@@ -448,17 +487,25 @@ cdef inline void xdeal(const Solve* X, XState* s) noexcept nogil:
 
 cdef u64 xstate_key(const Solve* X, const XState* s, int with_stock) noexcept nogil:
     """state_key of the compact state: the same hash of the same fields."""
-    cdef u64 h = (s.hand[0] ^ <u64>0x9E3779B97F4A7C15) * <u64>0xBF58476D1CE4E5B9
+    cdef u64 h = (s.hand[0] ^ <u64>0x9E3779B97F4A7C15) * <u64>0xBF58476D1CE4E5B9, w, u
     cdef int i
     cdef const signed char* stock = X.full.stock
     h = (h ^ (h >> 29) ^ s.hand[1]) * <u64>0x94D049BB133111EB
     h = (h ^ (h >> 29) ^ s.table) * <u64>0xBF58476D1CE4E5B9
     h = (h ^ (h >> 29) ^ s.pile[0]) * <u64>0x94D049BB133111EB
     h = (h ^ (h >> 29) ^ s.pile[1]) * <u64>0xBF58476D1CE4E5B9
-    h = mix64(h ^ (<u64>s.turn | <u64>(s.last_capturer + 1) << 4 | <u64>s.declared << 8
-                   | <u64>s.round << 16 | <u64>(s.scope[0] & 0xFF) << 24 | <u64>(s.scope[1] & 0xFF) << 32
-                   | <u64>(s.decl[0] & 0xFF) << 40 | <u64>(s.decl[1] & 0xFF) << 48
-                   | <u64>s.mval << 56))
+    # state_key's word of the small fields (the turn, the last capturer + 1,
+    # the declarations made, the round, the scope and declaration points' low
+    # bytes, the matta's value) from XState's bytes 40..55 (scope, decl: shorts;
+    # then turn, last_capturer, round, round_cards, declared, phase,
+    # stock_pos, mval: a byte each) in two words
+    memcpy(&w, &s.scope[0], 8)
+    memcpy(&u, &s.turn, 8)
+    w &= <u64>0x00FF00FF00FF00FF
+    w = (w | (w >> 8)) & <u64>0x0000FFFF0000FFFF
+    w = (w | (w >> 16)) & <u64>0xFFFFFFFF
+    h = mix64(h ^ ((u & 0xFF) | (((u >> 8) + 1) & 0xFF) << 4 | ((u >> 32) & 0xFF) << 8 | (u & 0xFF0000)
+                   | w << 24 | (u & <u64>0xFF00000000000000)))
     if with_stock:
         for i in range(s.stock_pos, N_CARDS):
             h = (h ^ (<u64>stock[i] + (<u64>i << 8))) * <u64>0x9E3779B97F4A7C15
@@ -493,6 +540,46 @@ cdef int xleaf(const Solve* X, const XState* s, u64 p0, u64 p1, unsigned int mar
         e.leaf = out[0]
     return out.obj
 
+cdef int moves_general(const Solve* X, const XState* s, Move* buf, u64** pk, int* greedy, MoveList* e,
+                       u64 k1) noexcept nogil:
+    """xmoves_of where gen_plays_2p does not cover the position (declarations
+    to make, a long table): gen_moves's moves, through the memo of the
+    lists with declarations; kept in the move memo's entry e if they fit."""
+    cdef const Rules* r = &X.S.r
+    cdef int n, i
+    cdef u64 k2 = s.table
+    cdef u64* p = pk[0]
+    cdef DeclList* d
+    cdef State* f
+    # gen_moves's, through the memo of the lists with declarations
+    d = &X.decls[((k1 * <u64>0xC2B2AE3D27D4EB4F) ^ k2) * <u64>0x9E3779B97F4A7C15 >> (64 - DECLS_BITS)]
+    if d.hand == k1 and d.table == k2:
+        n = d.n
+        memcpy(buf, d.moves, n * sizeof(Move))
+        greedy[0] = d.greedy
+    else:
+        f = full_of(X, s)
+        n = gen_moves(f, r, buf, XCAP)
+        if n > XCAP:
+            n = XCAP
+        greedy[0] = greedy_index(f, r, buf, n) if n > 1 else 0
+        if n <= DECL_MOVES:
+            memcpy(d.moves, buf, n * sizeof(Move))
+            d.hand = k1; d.table = k2; d.n = n; d.greedy = greedy[0]
+    if n > 64:
+        pk[0] = NULL
+        return n
+    for i in range(n):
+        if buf[i].card < 0 or buf[i].take2 or buf[i].matta_rank != -1 or buf[i].points:
+            pk[0] = NULL                                # (declarations: never kept)
+            return n
+        p[i] = <u64>buf[i].card << 40 | buf[i].take
+    if n <= MEMO_MOVES:
+        for i in range(n):
+            e.moves[i] = p[i]
+        e.hand = k1; e.table = k2; e.n = n; e.greedy = greedy[0]
+    return n
+
 cdef inline int xmoves_of(const Solve* X, const XState* s, Move* buf, u64** pk, int* greedy) noexcept nogil:
     """gen_moves (the count, at most XCAP) and greedy_index among them (when
     more than one), through the move memo: card plays packed (card << 40 |
@@ -508,14 +595,13 @@ cdef inline int xmoves_of(const Solve* X, const XState* s, Move* buf, u64** pk, 
     cdef u64 h = s.hand[seat], k1, k2 = s.table
     cdef u64* p = <u64*>&buf[PACKED]
     cdef MoveList* e
-    cdef State* f
     # the key from the compact state's own fields: whether the mover may
     # declare (its first play of the round, none declared: fresh), whether
     # more than its one card is left (greedy_context's left, of which only 1
     # or more matters: the mover has one), the stock's end, the matta's value
     k1 = (h | <u64>((s.fresh & ~s.declared) >> seat & 1) << 40
           | <u64>((s.hand[seat ^ 1] | (h & (h - 1))) != 0) << 41
-          | <u64>(s.stock_pos == N_CARDS) << 43 | <u64>(s.mval & X.matta_mask) << 44 | (<u64>1 << 63))
+          | <u64>(s.stock_pos == N_CARDS) << 43 | <u64>s.mval << 44 | (<u64>1 << 63))
     e = &X.moves[((k1 * <u64>0x9E3779B97F4A7C15) ^ k2) * <u64>0xBF58476D1CE4E5B9 >> (64 - MOVES_BITS)]
     pk[0] = p
     if e.hand == k1 and e.table == k2:
@@ -524,24 +610,18 @@ cdef inline int xmoves_of(const Solve* X, const XState* s, Move* buf, u64** pk, 
             p[i] = e.moves[i]
         greedy[0] = e.greedy
         return n
-    f = full_of(X, s)
-    n = gen_moves(f, r, buf, XCAP)
-    if n > XCAP:
-        n = XCAP
-    greedy[0] = greedy_index(f, r, buf, n) if n > 1 else 0
-    if n > 64:
-        pk[0] = NULL
+    # the card plays of a short table from the core's 2-player generator, else gen_moves
+    if r.matta >= 0:
+        X.full.cval[r.matta] = s.mval
+    n = gen_plays_2p(r, X.full.cval, X.tables, h, s.hand[seat ^ 1], k2, (s.fresh & ~s.declared) >> seat & 1,
+                     s.stock_pos == N_CARDS, p, greedy)
+    if n >= 0:
+        if n <= MEMO_MOVES:
+            for i in range(n):
+                e.moves[i] = p[i]
+            e.hand = k1; e.table = k2; e.n = n; e.greedy = greedy[0]
         return n
-    for i in range(n):
-        if buf[i].card < 0 or buf[i].take2 or buf[i].matta_rank != -1 or buf[i].points:
-            pk[0] = NULL                                # (declarations: never kept)
-            return n
-        p[i] = <u64>buf[i].card << 40 | buf[i].take
-    if n <= MEMO_MOVES:
-        for i in range(n):
-            e.moves[i] = p[i]
-        e.hand = k1; e.table = k2; e.n = n; e.greedy = greedy[0]
-    return n
+    return moves_general(X, s, buf, pk, greedy, e, k1)
 
 cdef Tail* xtail_of(const Solve* X, const XState* s, int depth) noexcept nogil:
     """The tail of s (stock dealt, one card in each hand) from the memo, or
@@ -563,7 +643,7 @@ cdef Tail* xtail_of(const Solve* X, const XState* s, int depth) noexcept nogil:
     if <unsigned int>s.declared > 3 or <unsigned int>s.round_cards > 15 or <unsigned int>s.turn > 1:
         return NULL
     k0 = (s.hand[0] | <u64>s.turn << 40 | <u64>(s.last_capturer + 1) << 41 | <u64>s.declared << 43
-          | <u64>(s.mval & X.matta_mask) << 45 | <u64>s.round_cards << 49 | (<u64>1 << 63))
+          | <u64>s.mval << 45 | <u64>s.round_cards << 49 | (<u64>1 << 63))
     t = &X.tails[((k0 * <u64>0x9E3779B97F4A7C15) ^ (s.hand[1] * <u64>0xC2B2AE3D27D4EB4F) ^ s.table)
                  * <u64>0xBF58476D1CE4E5B9 >> (64 - TAILS_BITS)]
     if t.hand0 == k0 and t.hand1 == s.hand[1] and t.table == s.table:
@@ -698,28 +778,167 @@ cdef int tri_build(const Solve* X, const XState* s, Tri* r, int depth) noexcept 
     r.flat = nl == n3
     return 1
 
-cdef Tri* xtri_of(const Solve* X, const XState* s, int depth) noexcept nogil:
+cdef inline int xplays(const Solve* X, const unsigned char* cval, u64 h, u64 table, int last, int risk,
+                       u64* out, int* greedy) noexcept nogil:
+    """gen_moves and greedy_index of the cards of h, a hand without a
+    declaration to make, on table (card_plays, packed in out; last and risk:
+    greedy_context's), or -1 where card_plays does not cover them (a table of
+    more than 4 cards, capture values out of 1..10)."""
+    cdef int n = 0, best = -(1 << 30), who = 0, c, v, score
+    cdef u64 t
+    cdef TableInfo* ti
+    if not table:                                       # nothing to capture: drops
+        while h:
+            c = lowest(h)
+            h &= h - 1
+            out[n] = <u64>c << 40
+            score = play_score(0, GREEDY_W[c], cval[c], last, risk)
+            if score > best:
+                best = score
+                who = n
+            n += 1
+        greedy[0] = who
+        return n
+    t = table & (table - 1)
+    t &= t - 1
+    t &= t - 1
+    if t & (t - 1):                                     # more than 4 cards
+        return -1
+    ti = table_of(&X.S.r, cval, X.tables, table)
+    if ti == NULL:
+        return -1
+    while h:
+        c = lowest(h)
+        h &= h - 1
+        v = cval[c]
+        if <unsigned int>(v - 1) > 9:
+            return -1
+        n = card_plays(&X.S.r, ti, table, c, v, GREEDY_W[c], out, n, last, risk, &best, &who)
+    greedy[0] = who
+    return n
+
+cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
+    """tri_build without the memos of moves and tails, where card_plays
+    covers the three plies (2 players, no declaration to make: no seat's
+    first play of the round; tables of at most 4 cards): the same moves in
+    the same order (xplays), played as xplay plays them, into the same
+    lines. 1, 0 where the search would not fit a Tri (tri_build would not
+    either), -1 where card_plays does not cover it (tri_build then)."""
+    cdef const Rules* r0 = &X.S.r
+    cdef const unsigned char* cval = X.full.cval
+    cdef int m = s.turn, n3, n1, n2, g1, g2, g3, k, j, q, np = 0, nl = 0, first
+    cdef int sm1, so2, lc1, lc2, lc3, cap
+    cdef u64 hm = s.hand[m & 1], ho, t1, t2, t3, take, b, hm1, gm1, go2, gm3, go3, pm
+    cdef u64 mv1[48]
+    cdef u64 mv2[48]
+    cdef u64 mv3[48]
+    if (s.fresh & 3 or <unsigned int>m > 1 or r0.five_players or r0.n_players != 2
+            or s.stock_pos != N_CARDS):
+        return -1
+    ho = s.hand[m ^ 1]
+    if popcount(hm) != 2 or popcount(ho) != 1:
+        return -1
+    if r0.matta >= 0:
+        X.full.cval[r0.matta] = s.mval
+    # the mover's two cards (3 cards left: not the last, a sweep possible);
+    # the piles' gains and the scope by mover (m) and other (o), xplay's
+    # capture or drop written out, the last capturer by seat
+    n3 = xplays(X, cval, hm, s.table, 0, 1, mv1, &g1)
+    if n3 < 0:
+        return -1
+    if n3 < 1 or n3 > TRI_KIDS:
+        return 0
+    first = g1 if n3 > 1 else 0
+    for k in range(n3):
+        pm = mv1[order_of(k, first)]
+        b = bit(<int>(pm >> 40))
+        take = pm & TAKE_MASK
+        cap = take != 0
+        t1 = (s.table & ~take) | (0 if cap else b)
+        gm1 = (take | b) if cap else 0
+        sm1 = cap & (t1 == 0)
+        lc1 = m if cap else s.last_capturer
+        hm1 = hm & ~b
+        # the other's one card (2 left)
+        n1 = xplays(X, cval, ho, t1, 0, 1, mv2, &g2)
+        if n1 < 0:
+            return -1
+        if n1 < 1 or np + n1 > TRI_NODES:
+            return 0
+        r.n1[k] = n1
+        r.ls[k] = nl
+        for j in range(n1):
+            pm = mv2[order_of(j, g2)]
+            b = bit(<int>(pm >> 40))
+            take = pm & TAKE_MASK
+            cap = take != 0
+            t2 = (t1 & ~take) | (0 if cap else b)
+            go2 = (take | b) if cap else 0
+            so2 = cap & (t2 == 0)
+            lc2 = (m ^ 1) if cap else lc1
+            # the mover's last card (the hand's last: no scopa, R-LEFTOVER after)
+            n2 = xplays(X, cval, hm1, t2, 1, 0, mv3, &g3)
+            if n2 < 0:
+                return -1
+            if n2 < 1 or nl + n2 > TRI_LINES:
+                return 0
+            r.n2[np] = n2
+            np += 1
+            for q in range(n2):
+                pm = mv3[order_of(q, g3)]
+                b = bit(<int>(pm >> 40))
+                take = pm & TAKE_MASK
+                cap = take != 0
+                t3 = (t2 & ~take) | (0 if cap else b)
+                gm3 = gm1 | ((take | b) if cap else 0)
+                go3 = go2
+                lc3 = m if cap else lc2
+                if t3 and lc3 >= 0:                     # R-LEFTOVER
+                    if lc3 == m:
+                        gm3 |= t3
+                    else:
+                        go3 |= t3
+                if m == 0:
+                    r.lines[nl].a = gm3 | <u64>sm1 << 40 | <u64>so2 << 48
+                    r.lines[nl].b = go3
+                else:
+                    r.lines[nl].a = go3 | <u64>so2 << 40 | <u64>sm1 << 48
+                    r.lines[nl].b = gm3
+                nl += 1
+    r.n3 = n3
+    r.flat = nl == n3
+    return 1
+
+cdef Tri* tri_fill(const Solve* X, const XState* s, Tri* r, u64 k0, int depth) noexcept nogil:
+    """xtri_of's entry r filled for s (key k0): NULL if the search does not fit a Tri."""
+    cdef int k
+    r.hand0 = 0                                         # (invalid until complete)
+    k = tri_direct(X, s, r)
+    if k < 0:
+        k = tri_build(X, s, r, depth)
+    if not k:
+        r.n3 = 0                                        # (kept: searched as it comes)
+    r.hand1 = s.hand[1]; r.table = s.table; r.hand0 = k0
+    return r if r.n3 else NULL
+
+cdef inline Tri* xtri_of(const Solve* X, const XState* s, int depth) noexcept nogil:
     """The tri of s (the stock dealt, two cards in the mover's hand and one in
-    the other's) from the memo, or played out into it (tri_build); NULL if it
-    does not fit one. Its key is a tail's (xtail_of) with the seats' fresh
-    marks: all that the moves and plays of the three plies read but the
-    piles, scope and declarations."""
+    the other's) from the memo, or played out into it (tri_fill: tri_direct,
+    else tri_build); NULL if it does not fit one. Its key is a tail's
+    (xtail_of) with the seats' fresh marks: all that the moves and plays of
+    the three plies read but the piles, scope and declarations."""
     cdef u64 k0
     cdef Tri* r
     if <unsigned int>s.declared > 3 or <unsigned int>s.round_cards > 15 or <unsigned int>s.turn > 1:
         return NULL
     k0 = (s.hand[0] | <u64>s.turn << 40 | <u64>(s.last_capturer + 1) << 41 | <u64>s.declared << 43
-          | <u64>(s.mval & X.matta_mask) << 45 | <u64>s.round_cards << 49 | <u64>(s.fresh & 3) << 53
+          | <u64>s.mval << 45 | <u64>s.round_cards << 49 | <u64>(s.fresh & 3) << 53
           | (<u64>1 << 63))
     r = &X.tris[((k0 * <u64>0x9E3779B97F4A7C15) ^ (s.hand[1] * <u64>0xC2B2AE3D27D4EB4F) ^ s.table)
                 * <u64>0xBF58476D1CE4E5B9 >> (64 - TRIS_BITS)]
     if r.hand0 == k0 and r.hand1 == s.hand[1] and r.table == s.table:
         return r if r.n3 else NULL
-    r.hand0 = 0                                         # (invalid until complete)
-    if not tri_build(X, s, r, depth):
-        r.n3 = 0                                        # (kept: searched as it comes)
-    r.hand1 = s.hand[1]; r.table = s.table; r.hand0 = k0
-    return r if r.n3 else NULL
+    return tri_fill(X, s, r, k0, depth)
 
 cdef inline unsigned int tri_marks(const TriLine* ln) noexcept nogil:
     """A TriLine's scope as TailLine's marks."""
@@ -837,7 +1056,17 @@ cdef int tri_replay(const Solve* X, const XState* s, const Tri* r, int alpha, in
     same moves in the same order, windows, cut-offs and counts (a chain of
     one move, the tails as xalphabeta takes them), no move played. The lines'
     objectives come straight from the leaf memo (where the scope and the
-    declarations leave room for its key), the line found's leaf at the end."""
+    declarations leave room for its key), the line found's leaf at the end:
+    tri_flat, else tri_lines."""
+    if r.flat and (<unsigned int>s.scope[0] | <unsigned int>s.scope[1] | <unsigned int>s.decl[0]
+                   | <unsigned int>s.decl[1]) <= 0xFF00:
+        return tri_flat(X, s, r, alpha, beta, out)
+    return tri_lines(X, s, r, alpha, beta, out)
+
+cdef int tri_lines(const Solve* X, const XState* s, const Tri* r, int alpha, int beta,
+                   Leaf* out) noexcept nogil:
+    """tri_replay of a tri that is not flat (or whose node's scope and
+    declarations leave no room for the leaf memo's key)."""
     cdef int k, v, best, node = 0, bl = 0, best_line = 0
     cdef long count = 0
     cdef bint maxing = s.turn == X.S.me
@@ -848,8 +1077,6 @@ cdef int tri_replay(const Solve* X, const XState* s, const Tri* r, int alpha, in
                    | <u64><unsigned short>s.decl[0] << 32 | <u64><unsigned short>s.decl[1] << 48)
     cdef LeafEntry* e
     cdef const TriLine* ln
-    if r.flat and fast:
-        return tri_flat(X, s, r, alpha, beta, out)
     if r.n3 == 1:                                       # (alphabeta's chain of one move)
         count = 1
         best = tri_tail(X, s, r, 0, 0, r.n1[0], not maxing, alpha, beta, q0, q1, kb, fast, &best_line, &count)
@@ -870,6 +1097,163 @@ cdef int tri_replay(const Solve* X, const XState* s, const Tri* r, int alpha, in
         out[0] = e.leaf
     else:
         xleaf(X, s, ln.a & CARDS_MASK, ln.b, tri_marks(ln), out)
+    return best
+
+cdef int xab4(const Solve* X, XState* s, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
+    """xalphabeta at a position of the last round (the stock dealt) with 4
+    cards in the hands (counted already): the table, then the moves, whose
+    children have 3 cards left: their tris (xtri_of, tri_replay), else
+    xalphabeta. The same steps in the same order as xalphabeta's (no hint:
+    the stock is dealt), written for this node alone. Clobbers *s."""
+    cdef XState c
+    cdef XState* child
+    cdef Leaf lf
+    cdef Leaf* lp
+    cdef int n, i, v, best, maxing, alpha0 = alpha, beta0 = beta, g, first, mi
+    cdef Move* buf
+    cdef u64* pk
+    cdef Tri* tr
+    cdef Search* S = X.S
+    cdef u64 key = xstate_key(X, s, 1)
+    cdef TTEntry* e = &X.tt[key & ((1 << TT_BITS) - 1)]
+    if e.key == key:
+        v = e.leaf.obj
+        if (e.flag == TT_EXACT or (e.flag == TT_LOWER and v >= beta)
+                or (e.flag == TT_UPPER and v <= alpha)):
+            out[0] = e.leaf
+            return v
+    buf = &S.buf[depth * XCAP]
+    n = xmoves_of(X, s, buf, &pk, &g)
+    if n == 0:                                          # (cannot happen in play)
+        leaf_of(S, full_of(X, s), out)
+        return out.obj
+    first = g if n > 1 else 0
+    maxing = s.turn == S.me
+    best = -(1 << 30) if maxing else (1 << 30)
+    for i in range(n):
+        child = s
+        if i + 1 < n:
+            c = s[0]
+            child = &c
+        mi = order_of(i, first)
+        xmove(child, pk, buf, mi)
+        lp = out if i == 0 else &lf
+        if child.phase == PH_OVER:                      # (not with cards left)
+            S.solved += 1
+            v = xleaf(X, child, 0, 0, 0, lp)
+        elif pk != NULL or buf[mi].card >= 0:
+            tr = xtri_of(X, child, depth + 1)
+            if tr != NULL:
+                S.solved += 1
+                v = tri_replay(X, child, tr, alpha, beta, lp)
+            else:
+                v = xalphabeta(X, child, 3, depth + 1, alpha, beta, lp)
+        else:                                           # (a declaration: 4 cards left still)
+            v = xalphabeta(X, child, 4, depth + 1, alpha, beta, lp)
+        if improves(v, maxing, &best, &alpha, &beta) and i:
+            out[0] = lf
+        if alpha >= beta:
+            break
+    e.key = key
+    e.leaf = out[0]
+    e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
+    return best
+
+cdef int xab6(const Solve* X, XState* s, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
+    """xalphabeta at a position of the last round (the stock dealt) with 6
+    cards in the hands (counted already): the table, then the moves, whose
+    children (5 cards left) go to xab5. xalphabeta's steps written for this
+    node alone. Clobbers *s."""
+    cdef XState c
+    cdef XState* child
+    cdef Leaf lf
+    cdef Leaf* lp
+    cdef int n, i, v, best, maxing, alpha0 = alpha, beta0 = beta, g, first, mi, cleft
+    cdef Move* buf
+    cdef u64* pk
+    cdef Search* S = X.S
+    cdef u64 key = xstate_key(X, s, 1)
+    cdef TTEntry* e = &X.tt[key & ((1 << TT_BITS) - 1)]
+    if e.key == key:
+        v = e.leaf.obj
+        if (e.flag == TT_EXACT or (e.flag == TT_LOWER and v >= beta)
+                or (e.flag == TT_UPPER and v <= alpha)):
+            out[0] = e.leaf
+            return v
+    buf = &S.buf[depth * XCAP]
+    n = xmoves_of(X, s, buf, &pk, &g)
+    if n == 0:                                          # (cannot happen in play)
+        leaf_of(S, full_of(X, s), out)
+        return out.obj
+    first = g if n > 1 else 0
+    maxing = s.turn == S.me
+    best = -(1 << 30) if maxing else (1 << 30)
+    for i in range(n):
+        child = s
+        if i + 1 < n:
+            c = s[0]
+            child = &c
+        mi = order_of(i, first)
+        xmove(child, pk, buf, mi)
+        lp = out if i == 0 else &lf
+        cleft = 6 - (pk != NULL or buf[mi].card >= 0)
+        S.solved += 1
+        if cleft == 5 and child.phase == PH_PLAY:
+            v = xab5(X, child, depth + 1, alpha, beta, lp)
+        else:
+            S.solved -= 1
+            v = xalphabeta(X, child, cleft, depth + 1, alpha, beta, lp)
+        if improves(v, maxing, &best, &alpha, &beta) and i:
+            out[0] = lf
+        if alpha >= beta:
+            break
+    e.key = key
+    e.leaf = out[0]
+    e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
+    return best
+
+cdef int xab5(const Solve* X, XState* s, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
+    """xalphabeta at a position of the last round (the stock dealt) with 5
+    cards in the hands (counted already): no table, no hint; its children
+    (4 cards left) by xab4. xalphabeta's steps written for this node alone.
+    Clobbers *s."""
+    cdef XState c
+    cdef XState* child
+    cdef Leaf lf
+    cdef Leaf* lp
+    cdef int n, i, v, best, maxing, g, first, mi, cleft
+    cdef Move* buf = &X.S.buf[depth * XCAP]
+    cdef u64* pk
+    cdef Search* S = X.S
+    n = xmoves_of(X, s, buf, &pk, &g)
+    if n == 0:                                          # (cannot happen in play)
+        leaf_of(S, full_of(X, s), out)
+        return out.obj
+    if n == 1:                                          # (alphabeta's chain of one move)
+        xmove(s, pk, buf, 0)
+        return xalphabeta(X, s, 5 - (pk != NULL or buf[0].card >= 0), depth + 1, alpha, beta, out)
+    first = g
+    maxing = s.turn == S.me
+    best = -(1 << 30) if maxing else (1 << 30)
+    for i in range(n):
+        child = s
+        if i + 1 < n:
+            c = s[0]
+            child = &c
+        mi = order_of(i, first)
+        xmove(child, pk, buf, mi)
+        lp = out if i == 0 else &lf
+        cleft = 5 - (pk != NULL or buf[mi].card >= 0)
+        S.solved += 1
+        if cleft == 4 and child.phase == PH_PLAY:
+            v = xab4(X, child, depth + 1, alpha, beta, lp)
+        else:
+            S.solved -= 1
+            v = xalphabeta(X, child, cleft, depth + 1, alpha, beta, lp)
+        if improves(v, maxing, &best, &alpha, &beta) and i:
+            out[0] = lf
+        if alpha >= beta:
+            break
     return best
 
 cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, int beta,
@@ -896,6 +1280,12 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
         S.solved += 1
         if s.phase == PH_OVER:
             return xleaf(X, s, 0, 0, 0, out)
+        if left == 4 and s.stock_pos == N_CARDS:
+            return xab4(X, s, depth, alpha, beta, out)
+        if left == 5 and s.stock_pos == N_CARDS:
+            return xab5(X, s, depth, alpha, beta, out)
+        if left == 6 and s.stock_pos == N_CARDS:
+            return xab6(X, s, depth, alpha, beta, out)
         if left == 4 or left == 6:                      # (alphabeta's table)
             key = xstate_key(X, s, 1)
             e = &X.tt[key & ((1 << TT_BITS) - 1)]
@@ -970,6 +1360,16 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
                 cleft = popcount(child.hand[0] | child.hand[1])
             tl = NULL
             tr = NULL
+            if cleft == 4 and child.stock_pos == N_CARDS:
+                S.solved += 1
+                v = xab4(X, child, depth + 1, alpha, beta, lp)
+                if improves(v, maxing, &best, &alpha, &beta):
+                    j = i
+                    if i:
+                        out[0] = lf
+                if alpha >= beta:
+                    break
+                continue
             if cleft == 3 and child.stock_pos == N_CARDS:
                 # the child's tri without the call (xalphabeta's first steps there)
                 tr = xtri_of(X, child, depth + 1)
@@ -1068,6 +1468,8 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     X.S = S; X.tt = x.tt; X.hints = x.hints; X.moves = x.moves; X.leaves = x.leaves
     X.tails = x.tails
     X.tris = x.tris
+    X.tables = x.tables
+    X.decls = x.decls
     X.matta = r.matta if r.matta >= 0 else 0
     X.matta_mask = 0xF if r.matta >= 0 else 0
     if k.fixed:                                         # the true world: nothing to enumerate
