@@ -261,6 +261,47 @@ cdef inline int card_plays(const Rules* r, const TableInfo* ti, u64 table, int c
         n += 1
     return n
 
+cdef inline int hand_plays(const Rules* r, const unsigned char* cval, const int* gw, TableInfo* cache, u64 h,
+                           u64 table, int last, int risk, u64* out, int* greedy) noexcept nogil:
+    """gen_moves and greedy_index of the card plays of the cards of h (no
+    declaration to make) on a table of at most 4 cards, 2 players: packed
+    (card << 40 | take) in out, the greedy move's index in *greedy (gw:
+    greedy_weights(); last, risk: greedy_context's). The count, or -1 where
+    card_plays does not cover them (a longer table, a capture value out of
+    1..10)."""
+    cdef int n = 0, best = -(1 << 30), who = 0, c, v, score
+    cdef u64 t
+    cdef TableInfo* ti
+    if not table:                                       # nothing to capture: drops
+        while h:
+            c = lowest(h)
+            h &= h - 1
+            out[n] = <u64>c << 40
+            score = play_score(0, gw[c], cval[c], last, risk)
+            if score > best:
+                best = score
+                who = n
+            n += 1
+        greedy[0] = who
+        return n
+    t = table & (table - 1)
+    t &= t - 1
+    t &= t - 1
+    if t & (t - 1):                                     # more than 4 cards
+        return -1
+    ti = table_of(r, cval, cache, table)
+    if ti == NULL:
+        return -1
+    while h:
+        c = lowest(h)
+        h &= h - 1
+        v = cval[c]
+        if <unsigned int>(v - 1) > 9:
+            return -1
+        n = card_plays(r, ti, table, c, v, gw[c], out, n, last, risk, &best, &who)
+    greedy[0] = who
+    return n
+
 cdef void apply_move(State* s, const Rules* r, const Move* m) noexcept nogil
 cdef void score_hand(const State* s, const Rules* r, int* out) noexcept nogil  # out[side * N_CAT + cat]
 cdef int cappotto_side(const State* s, const Rules* r) noexcept nogil

@@ -788,9 +788,8 @@ cdef int gen_plays_2p(const Rules* r, const unsigned char* cval, TableInfo* cach
     in hand, a longer table, capture values out of 1..10, R-V5, other than 2
     players): gen_moves gives those. The plays are card_plays's (_core.pxd).
     tests/test_plays_2p.py holds it to gen_moves and greedy_index."""
-    cdef int c, v, n = 0, left, last, risk, best = -1 << 30, who = 0, score
+    cdef int left
     cdef u64 t, t2
-    cdef TableInfo* ti
     if r.five_players or r.n_players != 2:
         return -1
     t = h & (h - 1)
@@ -806,36 +805,7 @@ cdef int gen_plays_2p(const Rules* r, const unsigned char* cval, TableInfo* cach
             return -1
     # greedy_context: whether this is the hand's last card, whether anyone could still sweep
     left = (h != 0) + (t != 0) + (other != 0) + ((other & (other - 1)) != 0)
-    last = (left == 1) & (stock_empty != 0)
-    risk = left > 1
-    if not table:                                       # nothing to capture: drops
-        while h:
-            c = lowest(h)
-            h &= h - 1
-            out[n] = <u64>c << 40
-            score = play_score(0, GREEDY_W[c], cval[c], last, risk)
-            if score > best:
-                best = score
-                who = n
-            n += 1
-        greedy[0] = who
-        return n
-    t = table & (table - 1)
-    t &= t - 1
-    t &= t - 1
-    if t & (t - 1):                                     # more than 4 cards
-        return -1
-    ti = table_of(r, cval, cache, table)
-    if ti == NULL:
-        return -1
-    while h:
-        c = lowest(h); h &= h - 1
-        v = cval[c]
-        if BAD_VALUE[v]:
-            return -1
-        n = card_plays(r, ti, table, c, v, GREEDY_W[c], out, n, last, risk, &best, &who)
-    greedy[0] = who
-    return n
+    return hand_plays(r, cval, GREEDY_W, cache, h, table, (left == 1) & (stock_empty != 0), left > 1, out, greedy)
 
 cdef void apply_move(State* s, const Rules* r, const Move* m) noexcept nogil:
     """Play a move; does not check that it is legal."""

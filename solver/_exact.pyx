@@ -35,9 +35,9 @@ tails, where no declaration can come (the seats' first plays of a round:
 tri_build then); the move memo's misses come from gen_plays_2p (the same
 card plays for a hand), else from gen_moves through a memo of the lists
 with declarations (moves_general). The last round's positions with 6, 5
-and 4 cards in the hands are searched by xab6, xab5 and xab4 (whose
-children are tris): xalphabeta's steps written for each (no hint, no deal:
-the stock is dealt).
+and 4 cards in the hands are searched by xab (the last's children are
+tris): xalphabeta's steps written for them (no hint, no deal: the stock is
+dealt), one source compiled for each count (a fused type, Cards).
 
 The memoized search (xalphabeta) plays on a compact state (XState, 64 bytes
 copied per node against the State's ~300: hands, piles, table, scope,
@@ -57,8 +57,8 @@ from libc.string cimport memcpy
 
 from cirulla.solver._core cimport (
     N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, Move, Rng, Rules, State, apply_move, bit, cards_in_round, deal_due,
-    TABLE_INFO_BITS, TableInfo, card_plays, gen_moves, gen_plays_2p, greedy_index, greedy_weights, lowest, play_score,
-    table_of, mix64, popcount, rng_below, side_of, u64)
+    TABLE_INFO_BITS, TableInfo, gen_moves, gen_plays_2p, hand_plays, greedy_index, greedy_weights, mix64, popcount,
+    rng_below, side_of, u64)
 from cirulla.solver._equity cimport Eval, evaluate, win_of
 from cirulla.solver._paired cimport add_world, can_sweep_next
 from cirulla.solver._search cimport RootMove, load_flag, now_s
@@ -150,6 +150,13 @@ cdef int tables_init(Tables* x) noexcept nogil:
         return -1
     return 0
 
+cdef void* lines_calloc(size_t size, void** mem) noexcept nogil:
+    """size bytes zeroed, on cache lines: the block to free in *mem; NULL out of memory."""
+    mem[0] = calloc(size + 64, 1)
+    if mem[0] == NULL:
+        return NULL
+    return <void*>((<size_t>mem[0] + 63) & ~(<size_t>63))
+
 cdef int memos_init(Tables* x) noexcept nogil:
     """Allocate the empty memos once (1.3 MB, its pages as they are used):
     0, or -1 out of memory (none kept: the solver goes on without)."""
@@ -157,27 +164,14 @@ cdef int memos_init(Tables* x) noexcept nogil:
         return 0
     x.moves = <MoveList*>calloc(1 << MOVES_BITS, sizeof(MoveList))
     x.leaves = <LeafEntry*>calloc(1 << LEAVES_BITS, sizeof(LeafEntry))
-    # the tails on cache lines: one line each for most
-    x.tails_mem = calloc(((<size_t>1) << TAILS_BITS) * sizeof(Tail) + 64, 1)
-    if x.moves == NULL or x.leaves == NULL or x.tails_mem == NULL:
+    # the tails, tris, tables and lists with declarations on cache lines: one or two lines each
+    x.tails = <Tail*>lines_calloc(((<size_t>1) << TAILS_BITS) * sizeof(Tail), &x.tails_mem)
+    x.tris = <Tri*>lines_calloc(((<size_t>1) << TRIS_BITS) * sizeof(Tri), &x.tris_mem)
+    x.tables = <TableInfo*>lines_calloc(((<size_t>1) << TABLE_INFO_BITS) * sizeof(TableInfo), &x.tables_mem)
+    x.decls = <DeclList*>lines_calloc(((<size_t>1) << DECLS_BITS) * sizeof(DeclList), &x.decls_mem)
+    if x.moves == NULL or x.leaves == NULL or x.tails == NULL or x.tris == NULL or x.tables == NULL or x.decls == NULL:
         memos_free(x)
         return -1
-    x.tails = <Tail*>((<size_t>x.tails_mem + 63) & ~(<size_t>63))
-    x.tris_mem = calloc(((<size_t>1) << TRIS_BITS) * sizeof(Tri) + 64, 1)
-    if x.tris_mem == NULL:
-        memos_free(x)
-        return -1
-    x.tris = <Tri*>((<size_t>x.tris_mem + 63) & ~(<size_t>63))
-    x.tables_mem = calloc(((<size_t>1) << TABLE_INFO_BITS) * sizeof(TableInfo) + 64, 1)
-    if x.tables_mem == NULL:
-        memos_free(x)
-        return -1
-    x.tables = <TableInfo*>((<size_t>x.tables_mem + 63) & ~(<size_t>63))
-    x.decls_mem = calloc(((<size_t>1) << DECLS_BITS) * sizeof(DeclList) + 64, 1)
-    if x.decls_mem == NULL:
-        memos_free(x)
-        return -1
-    x.decls = <DeclList*>((<size_t>x.decls_mem + 63) & ~(<size_t>63))
     return 0
 
 cdef void memos_free(Tables* x) noexcept nogil:
@@ -260,6 +254,22 @@ cdef inline bint improves(int v, bint maxing, int* best, int* alpha, int* beta) 
     return better
 
 
+cdef inline bint tt_hit(const TTEntry* e, u64 key, int alpha, int beta, Leaf* out) noexcept nogil:
+    """The table's entry e settles the position of this key in the window
+    (alpha, beta): its leaf into out (out.obj the value or bound)."""
+    if e.key == key and (e.flag == TT_EXACT or (e.flag == TT_LOWER and e.leaf.obj >= beta)
+                         or (e.flag == TT_UPPER and e.leaf.obj <= alpha)):
+        out[0] = e.leaf
+        return True
+    return False
+
+cdef inline void tt_store(TTEntry* e, u64 key, const Leaf* lf, int best, int alpha0, int beta0) noexcept nogil:
+    """The position of this key searched in the window (alpha0, beta0): its
+    value best (a bound where it fell outside) and line's leaf into e."""
+    e.key = key
+    e.leaf = lf[0]
+    e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
+
 # --- the reference search: the core's State, moves, play and scoring ---
 
 cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
@@ -292,12 +302,8 @@ cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int
         if left == 4 or left == 6:
             key = state_key(s, &S.r, 1)
             e = &X.tt[key & ((1 << TT_BITS) - 1)]
-            if e.key == key:
-                v = e.leaf.obj
-                if (e.flag == TT_EXACT or (e.flag == TT_LOWER and v >= beta)
-                        or (e.flag == TT_UPPER and v <= alpha)):
-                    out[0] = e.leaf
-                    return v
+            if tt_hit(e, key, alpha, beta, out):
+                return out.obj
         buf = &S.buf[depth * XCAP]
         n = gen_moves(s, &S.r, buf, XCAP)
         if n > XCAP:
@@ -362,9 +368,7 @@ cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int
         if alpha >= beta:
             break
     if e != NULL:
-        e.key = key
-        e.leaf = out[0]
-        e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
+        tt_store(e, key, out, best, alpha0, beta0)
     if h != NULL:
         h.key = hkey
         h.best = buf[order_of(j, first)]
@@ -778,57 +782,35 @@ cdef int tri_build(const Solve* X, const XState* s, Tri* r, int depth) noexcept 
     r.flat = nl == n3
     return 1
 
-cdef inline int xplays(const Solve* X, const unsigned char* cval, u64 h, u64 table, int last, int risk,
-                       u64* out, int* greedy) noexcept nogil:
-    """gen_moves and greedy_index of the cards of h, a hand without a
-    declaration to make, on table (card_plays, packed in out; last and risk:
-    greedy_context's), or -1 where card_plays does not cover them (a table of
-    more than 4 cards, capture values out of 1..10)."""
-    cdef int n = 0, best = -(1 << 30), who = 0, c, v, score
-    cdef u64 t
-    cdef TableInfo* ti
-    if not table:                                       # nothing to capture: drops
-        while h:
-            c = lowest(h)
-            h &= h - 1
-            out[n] = <u64>c << 40
-            score = play_score(0, GREEDY_W[c], cval[c], last, risk)
-            if score > best:
-                best = score
-                who = n
-            n += 1
-        greedy[0] = who
-        return n
-    t = table & (table - 1)
-    t &= t - 1
-    t &= t - 1
-    if t & (t - 1):                                     # more than 4 cards
-        return -1
-    ti = table_of(&X.S.r, cval, X.tables, table)
-    if ti == NULL:
-        return -1
-    while h:
-        c = lowest(h)
-        h &= h - 1
-        v = cval[c]
-        if <unsigned int>(v - 1) > 9:
-            return -1
-        n = card_plays(&X.S.r, ti, table, c, v, GREEDY_W[c], out, n, last, risk, &best, &who)
-    greedy[0] = who
-    return n
+cdef inline u64 table_after(u64 pm, u64 table, u64* gain) noexcept nogil:
+    """The table a packed card play leaves (xplay's); the cards it takes, with
+    the card, into gain (0: a drop)."""
+    cdef u64 b = bit(<int>(pm >> 40)), take = pm & TAKE_MASK
+    if take:
+        gain[0] = take | b
+        return table & ~take
+    gain[0] = 0
+    return table | b
+
+cdef inline int tri_ply(const Solve* X, u64 h, u64 table, int last, int risk, int room, u64* out,
+                        int* greedy) noexcept nogil:
+    """hand_plays for tri_direct (the matta's value set): the count; -1 where
+    card_plays does not cover the ply, 0 where it has no move or more than
+    room (no Tri then)."""
+    cdef int n = hand_plays(&X.S.r, X.full.cval, GREEDY_W, X.tables, h, table, last, risk, out, greedy)
+    return 0 if n > room else n
 
 cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
     """tri_build without the memos of moves and tails, where card_plays
     covers the three plies (2 players, no declaration to make: no seat's
     first play of the round; tables of at most 4 cards): the same moves in
-    the same order (xplays), played as xplay plays them, into the same
+    the same order (hand_plays), played as xplay plays them, into the same
     lines. 1, 0 where the search would not fit a Tri (tri_build would not
     either), -1 where card_plays does not cover it (tri_build then)."""
     cdef const Rules* r0 = &X.S.r
-    cdef const unsigned char* cval = X.full.cval
     cdef int m = s.turn, n3, n1, n2, g1, g2, g3, k, j, q, np = 0, nl = 0, first
-    cdef int sm1, so2, lc1, lc2, lc3, cap
-    cdef u64 hm = s.hand[m & 1], ho, t1, t2, t3, take, b, hm1, gm1, go2, gm3, go3, pm
+    cdef int sm1, so2, lc1, lc2, lc3
+    cdef u64 hm = s.hand[m & 1], ho, t1, t2, t3, hm1, gm1, go2, gm3, go3, pm
     cdef u64 mv1[48]
     cdef u64 mv2[48]
     cdef u64 mv3[48]
@@ -843,56 +825,37 @@ cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
     # the mover's two cards (3 cards left: not the last, a sweep possible);
     # the piles' gains and the scope by mover (m) and other (o), xplay's
     # capture or drop written out, the last capturer by seat
-    n3 = xplays(X, cval, hm, s.table, 0, 1, mv1, &g1)
-    if n3 < 0:
-        return -1
-    if n3 < 1 or n3 > TRI_KIDS:
-        return 0
+    n3 = tri_ply(X, hm, s.table, 0, 1, TRI_KIDS, mv1, &g1)
+    if n3 <= 0:
+        return n3
     first = g1 if n3 > 1 else 0
     for k in range(n3):
         pm = mv1[order_of(k, first)]
-        b = bit(<int>(pm >> 40))
-        take = pm & TAKE_MASK
-        cap = take != 0
-        t1 = (s.table & ~take) | (0 if cap else b)
-        gm1 = (take | b) if cap else 0
-        sm1 = cap & (t1 == 0)
-        lc1 = m if cap else s.last_capturer
-        hm1 = hm & ~b
+        t1 = table_after(pm, s.table, &gm1)
+        sm1 = (gm1 != 0) & (t1 == 0)
+        lc1 = m if gm1 else s.last_capturer
+        hm1 = hm & ~bit(<int>(pm >> 40))
         # the other's one card (2 left)
-        n1 = xplays(X, cval, ho, t1, 0, 1, mv2, &g2)
-        if n1 < 0:
-            return -1
-        if n1 < 1 or np + n1 > TRI_NODES:
-            return 0
+        n1 = tri_ply(X, ho, t1, 0, 1, TRI_NODES - np, mv2, &g2)
+        if n1 <= 0:
+            return n1
         r.n1[k] = n1
         r.ls[k] = nl
         for j in range(n1):
-            pm = mv2[order_of(j, g2)]
-            b = bit(<int>(pm >> 40))
-            take = pm & TAKE_MASK
-            cap = take != 0
-            t2 = (t1 & ~take) | (0 if cap else b)
-            go2 = (take | b) if cap else 0
-            so2 = cap & (t2 == 0)
-            lc2 = (m ^ 1) if cap else lc1
+            t2 = table_after(mv2[order_of(j, g2)], t1, &go2)
+            so2 = (go2 != 0) & (t2 == 0)
+            lc2 = (m ^ 1) if go2 else lc1
             # the mover's last card (the hand's last: no scopa, R-LEFTOVER after)
-            n2 = xplays(X, cval, hm1, t2, 1, 0, mv3, &g3)
-            if n2 < 0:
-                return -1
-            if n2 < 1 or nl + n2 > TRI_LINES:
-                return 0
+            n2 = tri_ply(X, hm1, t2, 1, 0, TRI_LINES - nl, mv3, &g3)
+            if n2 <= 0:
+                return n2
             r.n2[np] = n2
             np += 1
             for q in range(n2):
-                pm = mv3[order_of(q, g3)]
-                b = bit(<int>(pm >> 40))
-                take = pm & TAKE_MASK
-                cap = take != 0
-                t3 = (t2 & ~take) | (0 if cap else b)
-                gm3 = gm1 | ((take | b) if cap else 0)
+                t3 = table_after(mv3[order_of(q, g3)], t2, &gm3)
+                lc3 = m if gm3 else lc2
+                gm3 |= gm1
                 go3 = go2
-                lc3 = m if cap else lc2
                 if t3 and lc3 >= 0:                     # R-LEFTOVER
                     if lc3 == m:
                         gm3 |= t3
@@ -1099,140 +1062,58 @@ cdef int tri_lines(const Solve* X, const XState* s, const Tri* r, int alpha, int
         xleaf(X, s, ln.a & CARDS_MASK, ln.b, tri_marks(ln), out)
     return best
 
-cdef int xab4(const Solve* X, XState* s, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
-    """xalphabeta at a position of the last round (the stock dealt) with 4
-    cards in the hands (counted already): the table, then the moves, whose
-    children have 3 cards left: their tris (xtri_of, tri_replay), else
-    xalphabeta. The same steps in the same order as xalphabeta's (no hint:
-    the stock is dealt), written for this node alone. Clobbers *s."""
-    cdef XState c
-    cdef XState* child
-    cdef Leaf lf
-    cdef Leaf* lp
-    cdef int n, i, v, best, maxing, alpha0 = alpha, beta0 = beta, g, first, mi
-    cdef Move* buf
-    cdef u64* pk
-    cdef Tri* tr
-    cdef Search* S = X.S
-    cdef u64 key = xstate_key(X, s, 1)
-    cdef TTEntry* e = &X.tt[key & ((1 << TT_BITS) - 1)]
-    if e.key == key:
-        v = e.leaf.obj
-        if (e.flag == TT_EXACT or (e.flag == TT_LOWER and v >= beta)
-                or (e.flag == TT_UPPER and v <= alpha)):
-            out[0] = e.leaf
-            return v
-    buf = &S.buf[depth * XCAP]
-    n = xmoves_of(X, s, buf, &pk, &g)
-    if n == 0:                                          # (cannot happen in play)
-        leaf_of(S, full_of(X, s), out)
-        return out.obj
-    first = g if n > 1 else 0
-    maxing = s.turn == S.me
-    best = -(1 << 30) if maxing else (1 << 30)
-    for i in range(n):
-        child = s
-        if i + 1 < n:
-            c = s[0]
-            child = &c
-        mi = order_of(i, first)
-        xmove(child, pk, buf, mi)
-        lp = out if i == 0 else &lf
-        if child.phase == PH_OVER:                      # (not with cards left)
-            S.solved += 1
-            v = xleaf(X, child, 0, 0, 0, lp)
-        elif pk != NULL or buf[mi].card >= 0:
-            tr = xtri_of(X, child, depth + 1)
-            if tr != NULL:
-                S.solved += 1
-                v = tri_replay(X, child, tr, alpha, beta, lp)
-            else:
-                v = xalphabeta(X, child, 3, depth + 1, alpha, beta, lp)
-        else:                                           # (a declaration: 4 cards left still)
-            v = xalphabeta(X, child, 4, depth + 1, alpha, beta, lp)
-        if improves(v, maxing, &best, &alpha, &beta) and i:
-            out[0] = lf
-        if alpha >= beta:
-            break
-    e.key = key
-    e.leaf = out[0]
-    e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
-    return best
+cdef struct Six:                # the cards in the hands that xab is specialized for
+    char _
+cdef struct Five:
+    char _
+cdef struct Four:
+    char _
+ctypedef fused Cards:
+    Six
+    Five
+    Four
 
-cdef int xab6(const Solve* X, XState* s, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
-    """xalphabeta at a position of the last round (the stock dealt) with 6
-    cards in the hands (counted already): the table, then the moves, whose
-    children (5 cards left) go to xab5. xalphabeta's steps written for this
-    node alone. Clobbers *s."""
-    cdef XState c
-    cdef XState* child
-    cdef Leaf lf
-    cdef Leaf* lp
-    cdef int n, i, v, best, maxing, alpha0 = alpha, beta0 = beta, g, first, mi, cleft
-    cdef Move* buf
-    cdef u64* pk
-    cdef Search* S = X.S
-    cdef u64 key = xstate_key(X, s, 1)
-    cdef TTEntry* e = &X.tt[key & ((1 << TT_BITS) - 1)]
-    if e.key == key:
-        v = e.leaf.obj
-        if (e.flag == TT_EXACT or (e.flag == TT_LOWER and v >= beta)
-                or (e.flag == TT_UPPER and v <= alpha)):
-            out[0] = e.leaf
-            return v
-    buf = &S.buf[depth * XCAP]
-    n = xmoves_of(X, s, buf, &pk, &g)
-    if n == 0:                                          # (cannot happen in play)
-        leaf_of(S, full_of(X, s), out)
-        return out.obj
-    first = g if n > 1 else 0
-    maxing = s.turn == S.me
-    best = -(1 << 30) if maxing else (1 << 30)
-    for i in range(n):
-        child = s
-        if i + 1 < n:
-            c = s[0]
-            child = &c
-        mi = order_of(i, first)
-        xmove(child, pk, buf, mi)
-        lp = out if i == 0 else &lf
-        cleft = 6 - (pk != NULL or buf[mi].card >= 0)
-        S.solved += 1
-        if cleft == 5 and child.phase == PH_PLAY:
-            v = xab5(X, child, depth + 1, alpha, beta, lp)
-        else:
-            S.solved -= 1
-            v = xalphabeta(X, child, cleft, depth + 1, alpha, beta, lp)
-        if improves(v, maxing, &best, &alpha, &beta) and i:
-            out[0] = lf
-        if alpha >= beta:
-            break
-    e.key = key
-    e.leaf = out[0]
-    e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
-    return best
-
-cdef int xab5(const Solve* X, XState* s, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
-    """xalphabeta at a position of the last round (the stock dealt) with 5
-    cards in the hands (counted already): no table, no hint; its children
-    (4 cards left) by xab4. xalphabeta's steps written for this node alone.
+cdef int xab(Cards* cards, const Solve* X, XState* s, int depth, int alpha, int beta,
+             Leaf* out) noexcept nogil:
+    """xalphabeta at a position of the last round (the stock dealt) with 6, 5
+    or 4 cards in the hands (the type of `cards`, NULL; counted already): its
+    steps in its order, written for these nodes alone (no hint, no deal: the
+    stock is dealt) and compiled for each count. The table with 6 and 4
+    cards (alphabeta's), a chain of one move without it; the children with
+    one card fewer by xab's next count, with 3 by their tris (xtri_of,
+    tri_replay), else by xalphabeta (a declaration: as many cards left).
     Clobbers *s."""
     cdef XState c
     cdef XState* child
     cdef Leaf lf
     cdef Leaf* lp
-    cdef int n, i, v, best, maxing, g, first, mi, cleft
+    cdef int n, i, v, best, maxing, alpha0 = alpha, beta0 = beta, g, first, mi, cleft, left
     cdef Move* buf = &X.S.buf[depth * XCAP]
     cdef u64* pk
+    cdef Tri* tr
     cdef Search* S = X.S
+    cdef u64 key = 0
+    cdef TTEntry* e = NULL
+    if Cards is Six:
+        left = 6
+    elif Cards is Five:
+        left = 5
+    else:
+        left = 4
+    if Cards is not Five:                               # (alphabeta's table)
+        key = xstate_key(X, s, 1)
+        e = &X.tt[key & ((1 << TT_BITS) - 1)]
+        if tt_hit(e, key, alpha, beta, out):
+            return out.obj
     n = xmoves_of(X, s, buf, &pk, &g)
     if n == 0:                                          # (cannot happen in play)
         leaf_of(S, full_of(X, s), out)
         return out.obj
-    if n == 1:                                          # (alphabeta's chain of one move)
-        xmove(s, pk, buf, 0)
-        return xalphabeta(X, s, 5 - (pk != NULL or buf[0].card >= 0), depth + 1, alpha, beta, out)
-    first = g
+    if Cards is Five:
+        if n == 1:                                      # (alphabeta's chain of one move)
+            xmove(s, pk, buf, 0)
+            return xalphabeta(X, s, left - (pk != NULL or buf[0].card >= 0), depth + 1, alpha, beta, out)
+    first = g if n > 1 else 0
     maxing = s.turn == S.me
     best = -(1 << 30) if maxing else (1 << 30)
     for i in range(n):
@@ -1243,17 +1124,28 @@ cdef int xab5(const Solve* X, XState* s, int depth, int alpha, int beta, Leaf* o
         mi = order_of(i, first)
         xmove(child, pk, buf, mi)
         lp = out if i == 0 else &lf
-        cleft = 5 - (pk != NULL or buf[mi].card >= 0)
-        S.solved += 1
-        if cleft == 4 and child.phase == PH_PLAY:
-            v = xab4(X, child, depth + 1, alpha, beta, lp)
-        else:
-            S.solved -= 1
+        cleft = left - (pk != NULL or buf[mi].card >= 0)
+        if cleft == left or child.phase != PH_PLAY:     # (a declaration; none over with cards left)
             v = xalphabeta(X, child, cleft, depth + 1, alpha, beta, lp)
+        elif Cards is Six:
+            S.solved += 1
+            v = xab(<Five*>NULL, X, child, depth + 1, alpha, beta, lp)
+        elif Cards is Five:
+            S.solved += 1
+            v = xab(<Four*>NULL, X, child, depth + 1, alpha, beta, lp)
+        else:
+            tr = xtri_of(X, child, depth + 1)
+            if tr != NULL:
+                S.solved += 1
+                v = tri_replay(X, child, tr, alpha, beta, lp)
+            else:
+                v = xalphabeta(X, child, cleft, depth + 1, alpha, beta, lp)
         if improves(v, maxing, &best, &alpha, &beta) and i:
             out[0] = lf
         if alpha >= beta:
             break
+    if e != NULL:
+        tt_store(e, key, out, best, alpha0, beta0)
     return best
 
 cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, int beta,
@@ -1281,20 +1173,16 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
         if s.phase == PH_OVER:
             return xleaf(X, s, 0, 0, 0, out)
         if left == 4 and s.stock_pos == N_CARDS:
-            return xab4(X, s, depth, alpha, beta, out)
+            return xab(<Four*>NULL, X, s, depth, alpha, beta, out)
         if left == 5 and s.stock_pos == N_CARDS:
-            return xab5(X, s, depth, alpha, beta, out)
+            return xab(<Five*>NULL, X, s, depth, alpha, beta, out)
         if left == 6 and s.stock_pos == N_CARDS:
-            return xab6(X, s, depth, alpha, beta, out)
+            return xab(<Six*>NULL, X, s, depth, alpha, beta, out)
         if left == 4 or left == 6:                      # (alphabeta's table)
             key = xstate_key(X, s, 1)
             e = &X.tt[key & ((1 << TT_BITS) - 1)]
-            if e.key == key:
-                v = e.leaf.obj
-                if (e.flag == TT_EXACT or (e.flag == TT_LOWER and v >= beta)
-                        or (e.flag == TT_UPPER and v <= alpha)):
-                    out[0] = e.leaf
-                    return v
+            if tt_hit(e, key, alpha, beta, out):
+                return out.obj
         if left == 3 and s.stock_pos == N_CARDS:
             # three cards left: the rest from the tris' memo
             tr = xtri_of(X, s, depth)
@@ -1360,23 +1248,16 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
                 cleft = popcount(child.hand[0] | child.hand[1])
             tl = NULL
             tr = NULL
-            if cleft == 4 and child.stock_pos == N_CARDS:
-                S.solved += 1
-                v = xab4(X, child, depth + 1, alpha, beta, lp)
-                if improves(v, maxing, &best, &alpha, &beta):
-                    j = i
-                    if i:
-                        out[0] = lf
-                if alpha >= beta:
-                    break
-                continue
             if cleft == 3 and child.stock_pos == N_CARDS:
                 # the child's tri without the call (xalphabeta's first steps there)
                 tr = xtri_of(X, child, depth + 1)
             elif cleft == 2 and child.stock_pos == N_CARDS and child.hand[0] and child.hand[1]:
                 # the child's tail without the call (xalphabeta's first steps there)
                 tl = xtail_of(X, child, depth + 1)
-            if tr != NULL:
+            if cleft == 4 and child.stock_pos == N_CARDS:
+                S.solved += 1
+                v = xab(<Four*>NULL, X, child, depth + 1, alpha, beta, lp)
+            elif tr != NULL:
                 S.solved += 1
                 v = tri_replay(X, child, tr, alpha, beta, lp)
             elif tl != NULL:
@@ -1391,9 +1272,7 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
         if alpha >= beta:
             break
     if e != NULL:
-        e.key = key
-        e.leaf = out[0]
-        e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
+        tt_store(e, key, out, best, alpha0, beta0)
     if h != NULL:
         h.key = hkey
         mi = order_of(j, first)
