@@ -224,10 +224,12 @@ cdef u64 state_key(const State* s, const Rules* r, int with_stock) noexcept nogi
 cdef inline void leaf_of(const Search* S, const State* s, Leaf* lf) noexcept nogil:
     cdef Eval ev
     cdef int j, me = S.me, w
+    cdef const int* mine = &ev.cats[me * N_CAT]
+    cdef const int* theirs = &ev.cats[(1 - me) * N_CAT]
     evaluate(s, &S.r, &S.eq, &ev)
     lf.margin = <int>ev.margin[me]
     for j in range(N_CAT):
-        lf.cats[j] = ev.cats[me * N_CAT + j] - ev.cats[(1 - me) * N_CAT + j]
+        lf.cats[j] = <signed char>(mine[j] - theirs[j])
     lf.win = win_of(&ev, me) if ev.win0 >= 0 else 0.0
     if S.match_mode:
         # lexicographic: the chance of winning the match first, then the margin
@@ -489,7 +491,7 @@ cdef inline void xdeal(const Solve* X, XState* s) noexcept nogil:
     s.turn = <signed char>seat
     s.phase = PH_PLAY
 
-cdef u64 xstate_key(const Solve* X, const XState* s, int with_stock) noexcept nogil:
+cdef inline u64 xstate_key(const Solve* X, const XState* s, int with_stock) noexcept nogil:
     """state_key of the compact state: the same hash of the same fields."""
     cdef u64 h = (s.hand[0] ^ <u64>0x9E3779B97F4A7C15) * <u64>0xBF58476D1CE4E5B9, w, u
     cdef int i
