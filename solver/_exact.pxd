@@ -16,6 +16,9 @@ cdef enum:
     TRI_KIDS = 4                # the moves a Tri holds at its node
     TRI_NODES = 6               # the first moves of its tails (in all)
     TRI_LINES = 5               # the lines a Tri holds (in all; a Tri is 128 bytes)
+    SKEL_MOVES = 8              # the moves a SkelNode holds (more: searched as they come)
+    SKEL_NODES = 1024           # the nodes of the first round's skeleton (384 KB, a few touched)
+    SKEL_ROOTS = 16             # the root moves it holds
 
 cdef struct Leaf:
     int obj                     # the objective for the asking side
@@ -117,6 +120,27 @@ cdef struct Tri:
     TriLine lines[TRI_LINES]
     u64 spare                   # (128 bytes: two cache lines)
 
+cdef struct SkelNode:
+    # a position of the first round (the stock not dealt) as xalphabeta's loop
+    # meets it, with all it computes there that the last deal does not change:
+    # the worlds of one opponent holding share it (skel_ab)
+    XState s
+    u64 pre                     # xstate_pre(s)
+    short kids[SKEL_MOVES]      # the node after each move; -1: not built yet
+    signed char n               # the moves; 0: none kept (xalphabeta searches it)
+    signed char g               # greedy_index among them
+    signed char left            # the cards in the hands
+    signed char deal            # 1: the round played out (xdeal, then the last round)
+    signed char packed          # 1: the moves are card plays, in moves; 0: in mv (declarations)
+    u64 moves[SKEL_MOVES]       # the card plays, packed, as xmoves_of gives them
+    Move mv[SKEL_MOVES]         # or the moves with declarations
+
+cdef struct Skel:
+    # the first round's positions of the root moves' worlds of one holding
+    SkelNode* nodes
+    int used
+    int roots[SKEL_ROOTS]       # each root move's node; -1: none yet
+
 cdef struct Tables:
     # the solver's memory, kept across the worlds and the calls of one search
     TTEntry* tt                 # the transposition table
@@ -131,6 +155,8 @@ cdef struct Tables:
     void* tables_mem
     DeclList* decls             # the moves with declarations by (hand, table) (in decls_mem)
     void* decls_mem
+    Skel skel                   # the first round's skeleton (its nodes in skel_mem)
+    void* skel_mem
 
 cdef int tables_init(Tables* x) noexcept nogil
 cdef void tables_free(Tables* x) noexcept nogil

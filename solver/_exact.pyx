@@ -37,7 +37,13 @@ card plays for a hand), else from gen_moves through a memo of the lists
 with declarations (moves_general). The last round's positions with 6, 5
 and 4 cards in the hands are searched by xab (the last's children are
 tris): xalphabeta's steps written for them (no hint, no deal: the stock is
-dealt), one source compiled for each count (a fused type, Cards).
+dealt), one source compiled for each count (a fused type, Cards). The
+first round's positions (the stock not dealt) are the same in the 20
+worlds of an opponent holding, which differ in the last deal alone: its
+skeleton (Skel, skel_ab) keeps each position's moves, greedy move, hash
+before the stock and children for them, so that the worlds after the
+first search each of them with its hint, its table (the stock's part of
+the key) and its deal only.
 
 The memoized search (xalphabeta) plays on a compact state (XState, 64 bytes
 copied per node against the State's ~300: hands, piles, table, scope,
@@ -53,7 +59,7 @@ memos, and so are its figures, to the last bit: `_reference` switches to
 that for the tests that check it. One world (the last round, or the true
 one) is solved by alphabeta: faster than the memos would fill."""
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy, memset
 
 from cirulla.solver._core cimport (
     N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, Move, Rng, Rules, State, apply_move, bit, cards_in_round, deal_due,
@@ -118,6 +124,7 @@ cdef struct Solve:
     Tri* tris
     TableInfo* tables
     DeclList* decls
+    Skel* skel                  # the first round's skeleton (NULL: none)
     int memo                    # 0: without the memos (see _reference): alphabeta, else xalphabeta
     State* full                 # the world's State, which xalphabeta's compact state goes with
     int matta                   # the matta (card 0 without one) and a mask of its capture
@@ -169,7 +176,9 @@ cdef int memos_init(Tables* x) noexcept nogil:
     x.tris = <Tri*>lines_calloc(((<size_t>1) << TRIS_BITS) * sizeof(Tri), &x.tris_mem)
     x.tables = <TableInfo*>lines_calloc(((<size_t>1) << TABLE_INFO_BITS) * sizeof(TableInfo), &x.tables_mem)
     x.decls = <DeclList*>lines_calloc(((<size_t>1) << DECLS_BITS) * sizeof(DeclList), &x.decls_mem)
-    if x.moves == NULL or x.leaves == NULL or x.tails == NULL or x.tris == NULL or x.tables == NULL or x.decls == NULL:
+    x.skel.nodes = <SkelNode*>lines_calloc(SKEL_NODES * sizeof(SkelNode), &x.skel_mem)
+    if (x.moves == NULL or x.leaves == NULL or x.tails == NULL or x.tris == NULL or x.tables == NULL
+            or x.decls == NULL or x.skel.nodes == NULL):
         memos_free(x)
         return -1
     return 0
@@ -183,6 +192,9 @@ cdef void memos_free(Tables* x) noexcept nogil:
     x.tables_mem = NULL
     free(x.decls_mem)
     x.decls_mem = NULL
+    free(x.skel_mem)
+    x.skel_mem = NULL
+    x.skel.nodes = NULL
     x.decls = NULL
     x.tables = NULL
     x.moves = NULL
@@ -271,6 +283,17 @@ cdef inline void tt_store(TTEntry* e, u64 key, const Leaf* lf, int best, int alp
     e.key = key
     e.leaf = lf[0]
     e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
+
+cdef inline bint take_child(int v, int i, bint maxing, int* best, int* alpha, int* beta, int* j, Leaf* out,
+                            const Leaf* lf) noexcept nogil:
+    """The i-th child searched, of value v (its line in lf, the first's
+    straight in out), against the best so far (improves): the new best's
+    index into j and line into out. True where the window closes (a cut-off)."""
+    if improves(v, maxing, best, alpha, beta):
+        j[0] = i
+        if i:
+            out[0] = lf[0]
+    return alpha[0] >= beta[0]
 
 # --- the reference search: the core's State, moves, play and scoring ---
 
@@ -363,11 +386,7 @@ cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int
                 deal_due(child, &S.r, &S.rng)
                 cleft = popcount(child.hand[0] | child.hand[1])
             v = alphabeta(X, child, cleft, depth + 1, alpha, beta, lp)
-        if improves(v, maxing, &best, &alpha, &beta):
-            j = i
-            if i:
-                out[0] = lf
-        if alpha >= beta:
+        if take_child(v, i, maxing, &best, &alpha, &beta, &j, out, &lf):
             break
     if e != NULL:
         tt_store(e, key, out, best, alpha0, beta0)
@@ -491,11 +510,9 @@ cdef inline void xdeal(const Solve* X, XState* s) noexcept nogil:
     s.turn = <signed char>seat
     s.phase = PH_PLAY
 
-cdef inline u64 xstate_key(const Solve* X, const XState* s, int with_stock) noexcept nogil:
-    """state_key of the compact state: the same hash of the same fields."""
+cdef inline u64 xstate_pre(const XState* s) noexcept nogil:
+    """state_key's hash of the compact state before the stock (xstate_key)."""
     cdef u64 h = (s.hand[0] ^ <u64>0x9E3779B97F4A7C15) * <u64>0xBF58476D1CE4E5B9, w, u
-    cdef int i
-    cdef const signed char* stock = X.full.stock
     h = (h ^ (h >> 29) ^ s.hand[1]) * <u64>0x94D049BB133111EB
     h = (h ^ (h >> 29) ^ s.table) * <u64>0xBF58476D1CE4E5B9
     h = (h ^ (h >> 29) ^ s.pile[0]) * <u64>0x94D049BB133111EB
@@ -510,13 +527,23 @@ cdef inline u64 xstate_key(const Solve* X, const XState* s, int with_stock) noex
     w &= <u64>0x00FF00FF00FF00FF
     w = (w | (w >> 8)) & <u64>0x0000FFFF0000FFFF
     w = (w | (w >> 16)) & <u64>0xFFFFFFFF
-    h = mix64(h ^ ((u & 0xFF) | (((u >> 8) + 1) & 0xFF) << 4 | ((u >> 32) & 0xFF) << 8 | (u & 0xFF0000)
-                   | w << 24 | (u & <u64>0xFF00000000000000)))
-    if with_stock:
-        for i in range(s.stock_pos, N_CARDS):
+    return mix64(h ^ ((u & 0xFF) | (((u >> 8) + 1) & 0xFF) << 4 | ((u >> 32) & 0xFF) << 8 | (u & 0xFF0000)
+                      | w << 24 | (u & <u64>0xFF00000000000000)))
+
+cdef inline u64 stock_key(const Solve* X, u64 h, int pos) noexcept nogil:
+    """xstate_key of a state whose hash before the stock (xstate_pre) is h,
+    with the world's stock from pos (its stock_pos) if pos >= 0, else without."""
+    cdef int i
+    cdef const signed char* stock = X.full.stock
+    if pos >= 0:
+        for i in range(pos, N_CARDS):
             h = (h ^ (<u64>stock[i] + (<u64>i << 8))) * <u64>0x9E3779B97F4A7C15
         h = mix64(h)
     return h if h else 1
+
+cdef inline u64 xstate_key(const Solve* X, const XState* s, int with_stock) noexcept nogil:
+    """state_key of the compact state: the same hash of the same fields."""
+    return stock_key(X, xstate_pre(s), s.stock_pos if with_stock else -1)
 
 cdef int xleaf(const Solve* X, const XState* s, u64 p0, u64 p1, unsigned int marks,
                Leaf* out) noexcept nogil:
@@ -1064,6 +1091,37 @@ cdef int tri_lines(const Solve* X, const XState* s, const Tri* r, int alpha, int
         xleaf(X, s, ln.a & CARDS_MASK, ln.b, tri_marks(ln), out)
     return best
 
+cdef inline int hint_first(const Hint* h, u64 hkey, const u64* pk, const Move* buf, int n, int g) noexcept nogil:
+    """The move alphabeta searches first among n (packed in pk, else in buf):
+    the one the hint h holds for this position (hkey) if it is among them,
+    else the greedy one (g)."""
+    cdef int i
+    if h.key != hkey:
+        return g
+    if pk != NULL:
+        if h.best.card >= 0 and h.best.take2 == 0 and h.best.matta_rank == -1:
+            for i in range(n):
+                if pk[i] == (<u64>h.best.card << 40 | h.best.take):
+                    return i
+        return g
+    for i in range(n):
+        if (buf[i].card == h.best.card and buf[i].take == h.best.take
+                and buf[i].take2 == h.best.take2 and buf[i].matta_rank == h.best.matta_rank):
+            return i
+    return g
+
+cdef inline void hint_store(Hint* h, u64 hkey, const u64* pk, const Move* buf, int mi) noexcept nogil:
+    """The position of hkey's best move (mi among pk's, else buf's) into h."""
+    h.key = hkey
+    if pk == NULL:
+        h.best = buf[mi]
+        return
+    h.best.take = pk[mi] & TAKE_MASK
+    h.best.take2 = 0
+    h.best.card = <signed char>(pk[mi] >> 40)
+    h.best.matta_rank = -1
+    h.best.points = 0
+
 cdef struct Six:                # the cards in the hands that xab is specialized for
     char _
 cdef struct Five:
@@ -1162,7 +1220,6 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
     cdef int n, i, j, v, best, maxing, alpha0 = alpha, beta0 = beta, g, cleft
     cdef Move* buf
     cdef u64* pk
-    cdef Move best_move
     cdef int first = 0, mi
     cdef Tail* tl
     cdef Tri* tr
@@ -1209,26 +1266,11 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
             left = popcount(s.hand[0] | s.hand[1])
         depth += 1
     if n > 1:
-        j = -1                                          # (alphabeta's order)
+        first = g                                       # (alphabeta's order)
         if s.stock_pos < N_CARDS:
             hkey = xstate_key(X, s, 0)
             h = &X.hints[hkey & ((1 << TT_BITS) - 1)]
-            if h.key == hkey:
-                if pk != NULL:
-                    if h.best.card >= 0 and h.best.take2 == 0 and h.best.matta_rank == -1:
-                        for i in range(n):
-                            if pk[i] == (<u64>h.best.card << 40 | h.best.take):
-                                j = i
-                                break
-                else:
-                    for i in range(n):
-                        if (buf[i].card == h.best.card and buf[i].take == h.best.take
-                                and buf[i].take2 == h.best.take2 and buf[i].matta_rank == h.best.matta_rank):
-                            j = i
-                            break
-        if j < 0:
-            j = g
-        first = j
+            first = hint_first(h, hkey, pk, buf, n, g)
     j = 0
     maxing = s.turn == S.me
     best = -(1 << 30) if maxing else (1 << 30)
@@ -1267,26 +1309,139 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
                 v = tail_replay(X, child, tl, alpha, beta, lp)
             else:
                 v = xalphabeta(X, child, cleft, depth + 1, alpha, beta, lp)
-        if improves(v, maxing, &best, &alpha, &beta):
-            j = i
-            if i:
-                out[0] = lf
-        if alpha >= beta:
+        if take_child(v, i, maxing, &best, &alpha, &beta, &j, out, &lf):
             break
     if e != NULL:
         tt_store(e, key, out, best, alpha0, beta0)
     if h != NULL:
-        h.key = hkey
-        mi = order_of(j, first)
-        if pk != NULL:
-            best_move.take = pk[mi] & TAKE_MASK
-            best_move.take2 = 0
-            best_move.card = <signed char>(pk[mi] >> 40)
-            best_move.matta_rank = -1
-            best_move.points = 0
-            h.best = best_move
-        else:
-            h.best = buf[mi]
+        hint_store(h, hkey, pk, buf, order_of(j, first))
+    return best
+
+cdef void skel_reset(Skel* K) noexcept nogil:
+    """The skeleton emptied (another holding, another call)."""
+    cdef int m
+    K.used = 0
+    for m in range(SKEL_ROOTS):
+        K.roots[m] = -1
+
+cdef int skel_node(const Solve* X, const XState* s, int left, int depth) noexcept nogil:
+    """A new node for s (left cards in the hands; its moves from xmoves_of,
+    with Search.buf's row depth): its index, or -1 where the skeleton is full."""
+    cdef Skel* K = X.skel
+    cdef SkelNode* nd
+    cdef Move* buf = &X.S.buf[depth * XCAP]
+    cdef u64* pk
+    cdef int n, g, i
+    if K.used >= SKEL_NODES:
+        return -1
+    nd = &K.nodes[K.used]
+    nd.s = s[0]
+    nd.left = <signed char>left
+    nd.n = 0
+    nd.deal = s.phase != PH_PLAY
+    if not nd.deal:
+        n = xmoves_of(X, s, buf, &pk, &g)
+        if 0 < n <= SKEL_MOVES:
+            nd.n = <signed char>n
+            nd.g = <signed char>g
+            nd.packed = pk != NULL
+            for i in range(n):
+                if pk != NULL:
+                    nd.moves[i] = pk[i]
+                else:
+                    nd.mv[i] = buf[i]
+                nd.kids[i] = -1
+            nd.pre = xstate_pre(s)
+    K.used += 1
+    return K.used - 1
+
+cdef int skel_root(const Solve* X, int m, const XState* x, int left) noexcept nogil:
+    """Root move m's node for its position x (the skeleton emptied where it
+    holds another), or -1 where the skeleton does not serve it (the stock
+    dealt, no room)."""
+    cdef Skel* K = X.skel
+    cdef int k
+    if K == NULL or m >= SKEL_ROOTS or x.stock_pos >= N_CARDS or x.phase != PH_PLAY:
+        return -1
+    k = K.roots[m]
+    if k >= 0:
+        if memcmp(&K.nodes[k].s, x, sizeof(XState)) == 0:
+            return k
+        skel_reset(K)
+    K.roots[m] = skel_node(X, x, left, 0)
+    return K.roots[m]
+
+cdef int skel_child(const Solve* X, int idx, int mi, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
+    """xalphabeta's child after move mi of node idx (depth: the child's):
+    the node's skel_ab, the round's end dealt and searched by xalphabeta
+    (or the child played out there where the skeleton is full)."""
+    cdef SkelNode* nd = &X.skel.nodes[idx]
+    cdef XState c
+    cdef int k = nd.kids[mi], cleft = nd.left - (nd.packed != 0 or nd.mv[mi].card >= 0)
+    if k < 0:
+        c = nd.s
+        xmove(&c, (<u64*>nd.moves if nd.packed else NULL), nd.mv, mi)
+        k = skel_node(X, &c, cleft, depth)
+        X.skel.nodes[idx].kids[mi] = <short>k
+        if k < 0:
+            if c.phase != PH_PLAY:
+                xdeal(X, &c)
+                cleft = popcount(c.hand[0] | c.hand[1])
+            return xalphabeta(X, &c, cleft, depth, alpha, beta, out)
+    return skel_ab(X, k, depth, alpha, beta, out)
+
+cdef int skel_ab(const Solve* X, int idx, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
+    """xalphabeta at the skeleton's node idx: the same steps, counts, tables
+    and order (xalphabeta's chains of one move, its table with 4 or 6 cards
+    left, its hints), from the node's moves, hashes and children, which the
+    worlds of the holding share; the deal and the last round as xalphabeta
+    searches them, and so the nodes without moves kept."""
+    cdef SkelNode* nd
+    cdef XState c
+    cdef Leaf lf
+    cdef int n, i, j, v, best, maxing, alpha0 = alpha, beta0 = beta, first = 0, k
+    cdef u64 key = 0, hkey = 0
+    cdef TTEntry* e = NULL
+    cdef Hint* h = NULL
+    cdef Search* S = X.S
+    while True:
+        nd = &X.skel.nodes[idx]
+        if nd.deal or nd.n == 0:
+            c = nd.s
+            if nd.deal:
+                xdeal(X, &c)
+            return xalphabeta(X, &c, popcount(c.hand[0] | c.hand[1]) if nd.deal else nd.left, depth, alpha,
+                              beta, out)
+        S.solved += 1
+        if nd.left == 4 or nd.left == 6:                # (alphabeta's table)
+            key = stock_key(X, nd.pre, nd.s.stock_pos)
+            e = &X.tt[key & ((1 << TT_BITS) - 1)]
+            if tt_hit(e, key, alpha, beta, out):
+                return out.obj
+        n = nd.n
+        if n > 1 or e != NULL:
+            break
+        k = nd.kids[0]                                  # (alphabeta's chain of one move)
+        if k < 0:
+            return skel_child(X, idx, 0, depth + 1, alpha, beta, out)
+        idx = k
+        depth += 1
+    if n > 1:
+        hkey = nd.pre if nd.pre else 1                 # (alphabeta's order)
+        h = &X.hints[hkey & ((1 << TT_BITS) - 1)]
+        first = hint_first(h, hkey, (<u64*>nd.moves if nd.packed else NULL), nd.mv, n, nd.g)
+    j = 0
+    maxing = nd.s.turn == S.me
+    best = -(1 << 30) if maxing else (1 << 30)
+    for i in range(n):
+        v = skel_child(X, idx, order_of(i, first), depth + 1, alpha, beta, out if i == 0 else &lf)
+        if take_child(v, i, maxing, &best, &alpha, &beta, &j, out, &lf):
+            break
+    if e != NULL:
+        tt_store(e, key, out, best, alpha0, beta0)
+    if h != NULL:
+        nd = &X.skel.nodes[idx]
+        hint_store(h, hkey, (<u64*>nd.moves if nd.packed else NULL), nd.mv, order_of(j, first))
     return best
 
 cdef void exact_world(const Solve* X, const State* w, double weight) noexcept nogil:
@@ -1295,7 +1450,7 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
     cdef State s
     cdef XState x
     cdef Leaf lf
-    cdef int m, j
+    cdef int m, j, k
     cdef RootMove* rm
     cdef Search* S = X.S
     for m in range(S.n_root):
@@ -1306,9 +1461,14 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
         rm.p_risk += weight * can_sweep_next(&s, &S.r, S.buf)
         if X.memo:
             memcpy(X.full, &s, sizeof(State))
+            memset(&x, 0, sizeof(XState))               # (skel_root compares it whole)
             x_of(&s, &x)
             x.mval = s.cval[X.matta] & X.matta_mask
-            xalphabeta(X, &x, popcount(s.hand[0] | s.hand[1]), 0, -(1 << 30), 1 << 30, &lf)
+            k = skel_root(X, m, &x, popcount(s.hand[0] | s.hand[1]))
+            if k >= 0:
+                skel_ab(X, k, 0, -(1 << 30), 1 << 30, &lf)
+            else:
+                xalphabeta(X, &x, popcount(s.hand[0] | s.hand[1]), 0, -(1 << 30), 1 << 30, &lf)
         else:
             alphabeta(X, &s, popcount(s.hand[0] | s.hand[1]), 0, -(1 << 30), 1 << 30, &lf)
         rm.p_val = lf.margin
@@ -1351,6 +1511,9 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     X.tris = x.tris
     X.tables = x.tables
     X.decls = x.decls
+    X.skel = &x.skel if X.memo else NULL
+    if X.skel != NULL:
+        skel_reset(X.skel)
     X.matta = r.matta if r.matta >= 0 else 0
     X.matta_mask = 0xF if r.matta >= 0 else 0
     if k.fixed:                                         # the true world: nothing to enumerate
@@ -1380,6 +1543,8 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
             free(holdings)
             return -1
         hm = holdings[index]
+        if X.skel != NULL:
+            skel_reset(X.skel)                          # (the worlds of this holding share it)
         for sm in range((<u64>1) << ns):
             # with a stock, the first receiver (after the dealer) gets the first half
             if ns and popcount(sm) * 2 != ns:
