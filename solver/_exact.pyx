@@ -1042,7 +1042,7 @@ cdef int tri_flat(const Solve* X, const XState* s, const Tri* r, int alpha, int 
     X.S.solved += 3 * k
     return best
 
-cdef int tri_replay(const Solve* X, const XState* s, const Tri* r, int alpha, int beta,
+cdef inline int tri_replay(const Solve* X, const XState* s, const Tri* r, int alpha, int beta,
                     Leaf* out) noexcept nogil:
     """xalphabeta's value and line at s (counted already) from its tri: the
     same moves in the same order, windows, cut-offs and counts (a chain of
