@@ -140,6 +140,7 @@ cdef struct Skel:
     SkelNode* nodes
     int used
     int roots[SKEL_ROOTS]       # each root move's node; -1: none yet
+    int risk[SKEL_ROOTS]        # can_sweep_next there; -1: not known yet
 
 cdef struct Tables:
     # the solver's memory, kept across the worlds and the calls of one search

@@ -1369,6 +1369,7 @@ cdef int skel_root(const Solve* X, int m, const XState* x, int left) noexcept no
             return k
         skel_reset(K)
     K.roots[m] = skel_node(X, x, left, 0)
+    K.risk[m] = -1
     return K.roots[m]
 
 cdef int skel_child(const Solve* X, int idx, int mi, int depth, int alpha, int beta, Leaf* out) noexcept nogil:
@@ -1458,7 +1459,6 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
         memcpy(&s, w, sizeof(State))
         apply_move(&s, &S.r, &rm.move)
         deal_due(&s, &S.r, &S.rng)
-        rm.p_risk += weight * can_sweep_next(&s, &S.r, S.buf)
         if X.memo:
             memcpy(X.full, &s, sizeof(State))
             memset(&x, 0, sizeof(XState))               # (skel_root compares it whole)
@@ -1466,10 +1466,16 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
             x.mval = s.cval[X.matta] & X.matta_mask
             k = skel_root(X, m, &x, popcount(s.hand[0] | s.hand[1]))
             if k >= 0:
+                # the root's position is the holding's: so is whether the next can sweep
+                if X.skel.risk[m] < 0:
+                    X.skel.risk[m] = can_sweep_next(&s, &S.r, S.buf)
+                rm.p_risk += weight * X.skel.risk[m]
                 skel_ab(X, k, 0, -(1 << 30), 1 << 30, &lf)
             else:
+                rm.p_risk += weight * can_sweep_next(&s, &S.r, S.buf)
                 xalphabeta(X, &x, popcount(s.hand[0] | s.hand[1]), 0, -(1 << 30), 1 << 30, &lf)
         else:
+            rm.p_risk += weight * can_sweep_next(&s, &S.r, S.buf)
             alphabeta(X, &s, popcount(s.hand[0] | s.hand[1]), 0, -(1 << 30), 1 << 30, &lf)
         rm.p_val = lf.margin
         rm.p_wval = lf.win
