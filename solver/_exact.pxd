@@ -17,7 +17,7 @@ cdef enum:
     TRI_NODES = 6               # the first moves of its tails (in all)
     TRI_LINES = 5               # the lines a Tri holds (in all; a Tri is 128 bytes)
     SKEL_MOVES = 8              # the moves a SkelNode holds (more: searched as they come)
-    SKEL_NODES = 1024           # the nodes of the first round's skeleton (384 KB, a few touched)
+    SKEL_NODES = 1024           # the nodes of the first round's skeleton (352 bytes each, a few touched)
     SKEL_ROOTS = 16             # the root moves it holds
 
 cdef struct Leaf:
