@@ -89,7 +89,7 @@ TIE_WORLDS = 256            # rollouts that order the exact solver's equal best 
 TIE_EPS = 1e-9              # exact figures this close are equal (sums of weighted worlds)
 INFER_T = 50.0              # the inference's temperature, in the greedy worth's units (a scopa is 100)
 INFER_MIX = 0.5             # the inference's model of the others (2 players): the learned policy's weight
-INFER_PROGRAM = 0.3         # and the prior that they are a program playing greedy's best move (2 players)
+INFER_PROGRAM = 0.3         # the prior that a seat is a program playing greedy's best move
 EXACT_PROGRAM = 0.9         # the program's weight from which the last rounds are played out, not solved
 EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity table
 MAX_EQUITY_TARGET = 301
@@ -645,12 +645,13 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
     stop = budget.cancel._flag if budget.cancel is not None else _search.StopFlag()
     match_mode = bool(tuning.sensitive and equity is not None)
     threads, seed = budget.threads, budget.seed
-    # the baseline samples worlds uniformly; the search weighs them by the plays seen, with 2
-    # players by both models' softmax shares; with more, by greedy's regret (the learned
+    # the baseline samples worlds uniformly; the search weighs them by the plays seen, each
+    # seat read as the greedy program or otherwise; with 2 players the others by the plays'
+    # probabilities under both softmax models; with more, by greedy's regret (the learned
     # model on every play of three other seats made a decision 2.6 times as costly)
-    knobs = SearchParams(infer_t=0.0 if tuning.method is SearchMethod.FLAT else INFER_T)
+    knobs = SearchParams(infer_t=0.0 if tuning.method is SearchMethod.FLAT else INFER_T, infer_program=INFER_PROGRAM)
     if know.rules.players == 2:
-        knobs["infer_mix"], knobs["infer_soft"], knobs["infer_program"] = INFER_MIX, 1, INFER_PROGRAM
+        knobs["infer_mix"], knobs["infer_soft"] = INFER_MIX, 1
     knobs.update(tuning.knobs)
     searchers = [know.searcher(_thread_seed(seed, t), stop, equity=equity, match_mode=match_mode, **knobs)
                  for t in range(threads)]

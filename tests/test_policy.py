@@ -259,6 +259,7 @@ def test_four_players_keep_the_greedy_regret_inference():
         default, regret = points(know), points(know, infer_mix=0.0, infer_soft=0)
         assert (default != regret) == mixed
         assert (default == points(know, infer_mix=0.5, infer_soft=1)) == mixed
+        assert default != points(know, infer_program=0.0)      # the greedy program a kind with any count
 
 
 # --- the kinds of player the inference reads the others as -------------------------
