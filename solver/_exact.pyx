@@ -1044,7 +1044,7 @@ cdef int tri_flat(const Solve* X, const XState* s, const Tri* r, int alpha, int 
     return best
 
 cdef inline int tri_replay(const Solve* X, const XState* s, const Tri* r, int alpha, int beta,
-                    Leaf* out) noexcept nogil:
+                           Leaf* out) noexcept nogil:
     """xalphabeta's value and line at s (counted already) from its tri: the
     same moves in the same order, windows, cut-offs and counts (a chain of
     one move, the tails as xalphabeta takes them), no move played. The lines'
