@@ -122,17 +122,18 @@ class Rating:
 
 # The ladder's ratings, the one place apps read them from (GetEngineInfo, README
 # "Strength (the arena)"): measured with the LEVELS above (a change to them or to
-# the search's defaults is measured again), 2026-12-01, by
-#   python bench/ladder.py --pairs 300 --seed 1000 --jobs 2 --table
-# and full again at the default budget (the stopping rule) by the same with --levels full
+# the search's defaults is measured again), 2026-12-02 (the kinds of player), by
+#   python bench/ladder.py --levels greedy,beginner,casual,intermediate,advanced \
+#       --pairs 300 --seed 1000 --jobs 2 --table
+# and full by the same with --levels full
 RATINGS: dict[str, Rating] = {
     "random": Rating(-6.91, -7.42, -6.39, 300),
     "greedy": Rating(0.0, 0.0, 0.0, 0),
-    "beginner": Rating(+0.67, +0.24, +1.11, 300),
-    "casual": Rating(+1.61, +1.16, +2.05, 300),
-    "intermediate": Rating(+1.80, +1.39, +2.22, 300),
-    "advanced": Rating(+2.78, +2.33, +3.23, 300),
-    "full": Rating(+3.74, +3.37, +4.12, 300),
+    "beginner": Rating(+1.19, +0.75, +1.62, 300),
+    "casual": Rating(+1.71, +1.29, +2.13, 300),
+    "intermediate": Rating(+2.47, +2.08, +2.86, 300),
+    "advanced": Rating(+3.20, +2.77, +3.64, 300),
+    "full": Rating(+4.06, +3.67, +4.46, 300),
 }
 
 
