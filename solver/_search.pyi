@@ -36,8 +36,8 @@ class StopFlag:
 class Searcher:
     def __init__(self, rules: CoreRules, base: CoreFields, *, observer: int, unseen: list[int],
                  hidden: list[int], nobuona: list[int], played: list[int], fixed: bool, seed: int,
-                 stop: StopFlag, plays: list[tuple[int, int, int, int, list[int]]] | None = None,
-                 past: list[tuple[int, int, int, int, list[int]]] | None = None,
+                 stop: StopFlag, plays: list[tuple[int, int, int, int, tuple[int, ...]]] | None = None,
+                 past: list[tuple[int, int, int, int, tuple[int, ...]]] | None = None,
                  infer_t: float = 0.0, c_ucb: float = 4.0, eps_milli: int = 100, follow_min: int = 8,
                  follow_own: int = 1, root_floor: float = 0.0,
                  policy: Policy = ..., infer_policy: Policy = ..., own_policy: int = -1,

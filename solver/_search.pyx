@@ -88,7 +88,7 @@ cdef class Searcher:
                  bint match_mode=False):
         cdef int i, n
         cdef size_t size
-        cdef SeenPlay* past_plays
+        cdef SeenPlay past_plays[N_CARDS]             # a hand has fewer card plays
         cdef double prior[N_TYPES]
         cdef double mix
         cdef Search* S = &self.S
@@ -129,16 +129,10 @@ cdef class Searcher:
         prior[TYPE_GREEDY] = (1.0 - infer_program) * (1.0 - mix)
         prior[TYPE_LEARNED] = (1.0 - infer_program) * mix
         S.k.infer_soft = infer_soft
-        past = past or []
-        past_plays = <SeenPlay*>calloc(max(len(past), 1), sizeof(SeenPlay))
-        if past_plays == NULL:
-            raise MemoryError()
-        try:
-            for i in range(len(past)):
-                seen_play(&past_plays[i], past[i])
-            read_types(&S.k, &S.r, past_plays, len(past), prior)
-        finally:
-            free(past_plays)
+        past = (past or [])[-N_CARDS:]
+        for i in range(len(past)):
+            seen_play(&past_plays[i], past[i])
+        read_types(&S.k, &S.r, past_plays, len(past), prior)
         S.me = side_of(&S.r, observer)
         S.c_ucb = c_ucb
         S.eps_milli = eps_milli | rollout

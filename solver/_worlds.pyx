@@ -94,11 +94,11 @@ cdef inline double program_prob(int played, u64 sampled, const Move* buf, int n,
 
 
 cdef void weigh_play(const Know* k, const Rules* r, const State* t, const SeenPlay* sp, u64 sampled,
-                     const double* w, double* p, double* b) noexcept nogil:
+                     const double* w, int soft, double* p, double* b) noexcept nogil:
     """p[type] *= the play's probability at position t (its seat to move,
     holding what it held then) for each kind of player of weight w > 0, b[type]
-    *= its bound (the most it is in any world); with infer_soft 0 (the regret
-    form) exp(-regret / infer_t), or for TYPE_PROGRAM 1 or PROGRAM_SLIP, bound 1."""
+    *= its bound (the most it is in any world); with soft 0 (the regret form)
+    exp(-regret / infer_t), or for TYPE_PROGRAM 1 or PROGRAM_SLIP, bound 1."""
     cdef Move buf[MAX_PLAY_MOVES]
     cdef int worth[MAX_PLAY_MOVES]
     cdef int n, i, played = -1
@@ -113,7 +113,7 @@ cdef void weigh_play(const Know* k, const Rules* r, const State* t, const SeenPl
         return                  # not a move there (a view's play the core cannot place): it tells nothing
     if w[TYPE_PROGRAM] > 0 or w[TYPE_GREEDY] > 0:
         greedy_scores(t, r, buf, n, worth)
-        if k.infer_soft:
+        if soft:
             p[TYPE_PROGRAM] *= program_prob(played, sampled, buf, n, worth, &x); b[TYPE_PROGRAM] *= x
             p[TYPE_GREEDY] *= soft_prob(played, sampled, buf, n, worth, k.infer_t, &x); b[TYPE_GREEDY] *= x
         else:
@@ -122,7 +122,7 @@ cdef void weigh_play(const Know* k, const Rules* r, const State* t, const SeenPl
             p[TYPE_GREEDY] *= exp(-regret / k.infer_t)
     if w[TYPE_LEARNED] > 0:
         learned_scores(t, r, buf, n, worth)
-        if k.infer_soft:
+        if soft:
             p[TYPE_LEARNED] *= soft_prob(played, sampled, buf, n, worth, k.infer_t, &x); b[TYPE_LEARNED] *= x
         else:
             p[TYPE_LEARNED] *= exp(-play_regret(sampled, buf, n, worth) / k.infer_t)
@@ -139,11 +139,9 @@ cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const
     cdef double total = 0.0
     cdef double* w
     cdef int i, j, seat
-    cdef int soft = k.infer_soft
     for seat in range(MAX_SEATS):
         for j in range(N_TYPES):
             k.type_w[seat][j] = prior[j]
-    k.infer_soft = 1            # the probabilities (the regret form has no bound to read types by)
     for i in range(n):
         memcpy(&t, &k.base, sizeof(State))
         t.table = past[i].table
@@ -158,7 +156,7 @@ cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const
         w = k.type_w[past[i].seat]
         for j in range(N_TYPES):
             p[j] = 1.0; b[j] = 1.0
-        weigh_play(k, r, &t, &past[i], 0, w, p, b)
+        weigh_play(k, r, &t, &past[i], 0, w, 1, p, b)     # the probabilities, whatever infer_soft
         total = 0.0
         for j in range(N_TYPES):
             total += w[j] * p[j]
@@ -166,7 +164,6 @@ cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const
             continue
         for j in range(N_TYPES):
             w[j] = w[j] * p[j] / total              # normalized as it goes: no underflow
-    k.infer_soft = soft
 
 
 cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexcept nogil:
@@ -201,7 +198,7 @@ cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexc
         t.hand[sp.seat] |= bit(sp.card)
         t.turn = sp.seat
         t.declared |= 1 << sp.seat                  # the card plays only
-        weigh_play(k, r, &t, sp, sampled, k.type_w[sp.seat], pr[sp.seat], b[sp.seat])
+        weigh_play(k, r, &t, sp, sampled, k.type_w[sp.seat], k.infer_soft, pr[sp.seat], b[sp.seat])
         read |= 1 << sp.seat
     for seat in range(r.n_players):
         if read >> seat & 1:

@@ -412,8 +412,7 @@ class Knowledge:
         return _search.Searcher(
             r.core, self.base, observer=self.observer, unseen=list(self.unseen),
             hidden=list(self.hidden), nobuona=list(self.nobuona), played=list(self.played),
-            plays=[(s, t, c, x, list(a)) for s, t, c, x, a in self.plays],
-            past=[(s, t, c, x, list(a)) for s, t, c, x, a in self.past],
+            plays=list(self.plays), past=list(self.past),
             fixed=self.fixed, seed=seed & (2**64 - 1), stop=stop, equity=equity,
             scores=list(self.scores), match_mode=match_mode,
             next_dealer_side=r.side_of((self.base["dealer"] + 1) % r.players), **params)

@@ -336,6 +336,12 @@ class SeatView:
                 raise ViewError([("history", f"seat {s}'s card plays since the last deal "
                                              f"({format_cards(Card(c) for c in cards) or 'none'}) are not "
                                              f"played_this_round[{s}]")])
+        return self._with_tables(turns)
+
+    def _with_tables(self, turns: list[tuple[int, Turn, Card]]) -> list[tuple[int, int, int, Move]]:
+        """Card plays (history index, turn, card), the latest last, as
+        (history index, seat, the table before it, the move): the tables
+        rebuilt backwards from today's."""
         tables = tables_before(self.table, [(i, e.move, card) for i, e, card in turns])
         return [(i, e.seat, table, e.move) for (i, e, _), table in zip(turns, tables, strict=True)]
 
@@ -348,10 +354,8 @@ class SeatView:
 
         :raises ViewError: if a play does not fit the tables rebuilt backwards.
         """
-        plays = [(i, e, e.move.card) for i, e in enumerate(self.history)
-                 if isinstance(e, Turn) and e.move.card is not None]
-        tables = tables_before(self.table, [(i, e.move, card) for i, e, card in plays])
-        rows = [(i, e.seat, table, e.move) for (i, e, _), table in zip(plays, tables, strict=True)]
+        rows = self._with_tables([(i, e, e.move.card) for i, e in enumerate(self.history)
+                                  if isinstance(e, Turn) and e.move.card is not None])
         del rows[len(rows) - sum(len(p) for p in self.played_this_round):]     # this round's
         out = []
         for rnd in range(self.round - 1, -1, -1):
