@@ -101,7 +101,8 @@ cdef struct Tail:
 
 cdef struct TriLine:
     # a Tri's line by what it adds to the piles and the scope (no declaration
-    # comes after a card played in the round)
+    # comes after a card played in the round), played out as if no one had
+    # captured before the tri (the key leaves the last capturer out)
     u64 a                       # side 0's cards | side 0's scope << 40 | side 1's << 48
     u64 b                       # side 1's cards
 

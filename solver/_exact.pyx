@@ -863,7 +863,7 @@ cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
         pm = mv1[order_of(k, first)]
         t1 = table_after(pm, s.table, &gm1)
         sm1 = (gm1 != 0) & (t1 == 0)
-        lc1 = m if gm1 else s.last_capturer
+        lc1 = m if gm1 else -1                         # (the node's last capturer: tri_gains)
         hm1 = hm & ~bit(<int>(pm >> 40))
         # the other's one card (2 left)
         n1 = tri_ply(X, ho, t1, 0, 1, TRI_NODES - np, mv2, &g2)
@@ -905,10 +905,13 @@ cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
 cdef Tri* tri_fill(const Solve* X, const XState* s, Tri* r, u64 k0, int depth) noexcept nogil:
     """xtri_of's entry r filled for s (key k0): NULL if the search does not fit a Tri."""
     cdef int k
+    cdef XState c
     r.hand0 = 0                                         # (invalid until complete)
     k = tri_direct(X, s, r)
     if k < 0:
-        k = tri_build(X, s, r, depth)
+        c = s[0]
+        c.last_capturer = -1                            # (the lines without it: tri_gains)
+        k = tri_build(X, &c, r, depth)
     if not k:
         r.n3 = 0                                        # (kept: searched as it comes)
     r.hand1 = s.hand[1]; r.table = s.table; r.hand0 = k0
@@ -918,13 +921,15 @@ cdef inline Tri* xtri_of(const Solve* X, const XState* s, int depth) noexcept no
     """The tri of s (the stock dealt, two cards in the mover's hand and one in
     the other's) from the memo, or played out into it (tri_fill: tri_direct,
     else tri_build); NULL if it does not fit one. Its key is a tail's
-    (xtail_of) with the seats' fresh marks: all that the moves and plays of
-    the three plies read but the piles, scope and declarations."""
+    (xtail_of) with the seats' fresh marks and without the last capturer:
+    all that the moves and plays of the three plies read but the piles,
+    scope and declarations, and the last capturer, which only a line
+    without a capture reads (tri_gains)."""
     cdef u64 k0
     cdef Tri* r
     if <unsigned int>s.declared > 3 or <unsigned int>s.round_cards > 15 or <unsigned int>s.turn > 1:
         return NULL
-    k0 = (s.hand[0] | <u64>s.turn << 40 | <u64>(s.last_capturer + 1) << 41 | <u64>s.declared << 43
+    k0 = (s.hand[0] | <u64>s.turn << 40 | <u64>s.declared << 43
           | <u64>s.mval << 45 | <u64>s.round_cards << 49 | <u64>(s.fresh & 3) << 53
           | (<u64>1 << 63))
     r = &X.tris[((k0 * <u64>0x9E3779B97F4A7C15) ^ (s.hand[1] * <u64>0xC2B2AE3D27D4EB4F) ^ s.table)
@@ -933,35 +938,77 @@ cdef inline Tri* xtri_of(const Solve* X, const XState* s, int depth) noexcept no
         return r if r.n3 else NULL
     return tri_fill(X, s, r, k0, depth)
 
+cdef struct TriAt:
+    # a tri's node as its lines' leaves read it: the leaf memo's key of the
+    # node (xleaf's: the piles, q0 | bit 63 and q1, the scope and
+    # declarations kb; fast: all 0xFF00 at most, room for the lines' scope),
+    # and what a line without a capture adds to the piles (z0, z1: the
+    # leftover, to the last capturer, R-LEFTOVER), for the lines are played
+    # out as if no one had captured before the tri (tri_fill)
+    u64 q0
+    u64 q1
+    u64 kb
+    u64 z0
+    u64 z1
+    bint fast
+
+cdef inline void tri_at(const XState* s, TriAt* at) noexcept nogil:
+    cdef u64 left = s.table | s.hand[0] | s.hand[1]
+    at.q0 = s.pile[0] | (<u64>1 << 63)
+    at.q1 = s.pile[1]
+    at.kb = (<u64><unsigned short>s.scope[0] | <u64><unsigned short>s.scope[1] << 16
+             | <u64><unsigned short>s.decl[0] << 32 | <u64><unsigned short>s.decl[1] << 48)
+    at.fast = (<unsigned int>s.scope[0] | <unsigned int>s.scope[1] | <unsigned int>s.decl[0]
+               | <unsigned int>s.decl[1]) <= 0xFF00
+    at.z0 = left if s.last_capturer == 0 else 0
+    at.z1 = left if s.last_capturer == 1 else 0
+
+cdef inline void tri_gains(const TriAt* at, const TriLine* ln, u64* g0, u64* g1) noexcept nogil:
+    """The cards a line adds to side 0's and 1's piles: its own, else (none:
+    no capture on it) the leftover."""
+    g0[0] = ln.a & CARDS_MASK
+    g1[0] = ln.b
+    if not (g0[0] | g1[0]):
+        g0[0] = at.z0
+        g1[0] = at.z1
+
 cdef inline unsigned int tri_marks(const TriLine* ln) noexcept nogil:
     """A TriLine's scope as TailLine's marks."""
     return <unsigned int>(ln.a >> 40 & 0xFF) | <unsigned int>(ln.a >> 48 & 0xFF) << 8
 
-cdef inline LeafEntry* tri_entry(const Solve* X, const TriLine* ln, u64 q0, u64 q1, u64 kb) noexcept nogil:
-    """The leaf memo's entry of a line (q0, q1, kb: xleaf's key of the tri's
-    node, its scope and declarations all 0xFF00 at most), or NULL if it holds
-    another leaf."""
-    cdef u64 p0 = q0 | (ln.a & CARDS_MASK), p1 = q1 | ln.b, key = kb + ((ln.a >> 40 & 0xFF) | (ln.a >> 32 & 0xFF0000))
-    cdef LeafEntry* e = &X.leaves[((p0 * <u64>0x9E3779B97F4A7C15) ^ (p1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
-                                  * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
+cdef inline int tri_leaf(const Solve* X, const XState* s, const TriAt* at, const TriLine* ln,
+                         Leaf* out) noexcept nogil:
+    """A line's leaf into out (xleaf's), its objective returned."""
+    cdef u64 g0, g1
+    tri_gains(at, ln, &g0, &g1)
+    return xleaf(X, s, g0, g1, tri_marks(ln), out)
+
+cdef inline LeafEntry* tri_entry(const Solve* X, const TriAt* at, const TriLine* ln) noexcept nogil:
+    """The leaf memo's entry of a line (at.fast), or NULL if it holds another leaf."""
+    cdef u64 g0, g1, p0, p1, key
+    cdef LeafEntry* e
+    tri_gains(at, ln, &g0, &g1)
+    p0 = at.q0 | g0
+    p1 = at.q1 | g1
+    key = at.kb + ((ln.a >> 40 & 0xFF) | (ln.a >> 32 & 0xFF0000))
+    e = &X.leaves[((p0 * <u64>0x9E3779B97F4A7C15) ^ (p1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
+                  * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
     if e.pile0 == p0 and e.pile1 == p1 and e.marks == key:
         return e
     return NULL
 
-cdef inline int tri_obj(const Solve* X, const XState* s, const TriLine* ln, u64 q0, u64 q1, u64 kb,
-                        bint fast) noexcept nogil:
+cdef inline int tri_obj(const Solve* X, const XState* s, const TriAt* at, const TriLine* ln) noexcept nogil:
     """A line's objective: xleaf's, straight from the leaf memo where it can."""
     cdef Leaf lf
     cdef LeafEntry* e
-    if fast:
-        e = tri_entry(X, ln, q0, q1, kb)
+    if at.fast:
+        e = tri_entry(X, at, ln)
         if e != NULL:
             return e.leaf.obj
-    return xleaf(X, s, ln.a & CARDS_MASK, ln.b, tri_marks(ln), &lf)
+    return tri_leaf(X, s, at, ln, &lf)
 
-cdef inline int tri_second(const Solve* X, const XState* s, const Tri* r, int line, int n2, bint maxing,
-                           int alpha, int beta, u64 q0, u64 q1, u64 kb, bint fast, int* best_line,
-                           long* count) noexcept nogil:
+cdef inline int tri_second(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int line, int n2,
+                           bint maxing, int alpha, int beta, int* best_line, long* count) noexcept nogil:
     """tail_second on a tri's lines line.. (maxing: for the last player); the
     line of the value in best_line, the positions added to count."""
     cdef int k, v, best
@@ -969,27 +1016,26 @@ cdef inline int tri_second(const Solve* X, const XState* s, const Tri* r, int li
     if n2 == 1:
         count[0] += 1
         best_line[0] = line
-        return tri_obj(X, s, &r.lines[line], q0, q1, kb, fast)
+        return tri_obj(X, s, at, &r.lines[line])
     best = -(1 << 30) if maxing else (1 << 30)
     for k in range(n2):
         count[0] += 1
-        v = tri_obj(X, s, &r.lines[line + k], q0, q1, kb, fast)
+        v = tri_obj(X, s, at, &r.lines[line + k])
         if improves(v, maxing, &best, &alpha, &beta):
             best_line[0] = line + k
         if alpha >= beta:
             break
     return best
 
-cdef inline int tri_tail(const Solve* X, const XState* s, const Tri* r, int node, int line, int n1,
-                         bint maxing, int alpha, int beta, u64 q0, u64 q1, u64 kb, bint fast, int* best_line,
-                         long* count) noexcept nogil:
+cdef inline int tri_tail(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int node, int line,
+                         int n1, bint maxing, int alpha, int beta, int* best_line, long* count) noexcept nogil:
     """tail_replay of a tri's tail (its nodes node.., lines line..; maxing: for its mover)."""
     cdef int i, v, best, bl = 0
     if n1 == 1:
-        return tri_second(X, s, r, line, r.n2[node], not maxing, alpha, beta, q0, q1, kb, fast, best_line, count)
+        return tri_second(X, s, at, r, line, r.n2[node], not maxing, alpha, beta, best_line, count)
     best = -(1 << 30) if maxing else (1 << 30)
     for i in range(n1):
-        v = tri_second(X, s, r, line, r.n2[node + i], not maxing, alpha, beta, q0, q1, kb, fast, &bl, count)
+        v = tri_second(X, s, at, r, line, r.n2[node + i], not maxing, alpha, beta, &bl, count)
         line += r.n2[node + i]
         if improves(v, maxing, &best, &alpha, &beta):
             best_line[0] = bl
@@ -997,17 +1043,15 @@ cdef inline int tri_tail(const Solve* X, const XState* s, const Tri* r, int node
             break
     return best
 
-cdef int tri_flat(const Solve* X, const XState* s, const Tri* r, int alpha, int beta,
+cdef int tri_flat(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int alpha, int beta,
                   Leaf* out) noexcept nogil:
     """tri_replay of a flat tri (each tail one line: the mover's move k, then
     the other's one and the mover's last, three positions) where the scope
-    and the declarations leave room for the leaf memo's key: the values
-    straight from the memo, the best line's leaf into out as it is found."""
+    and the declarations leave room for the leaf memo's key (at.fast): the
+    values straight from the memo, the best line's leaf into out as it is
+    found."""
     cdef int k, v, best, n = r.n3
     cdef bint mx = s.turn == X.S.me, better
-    cdef u64 q0 = s.pile[0] | (<u64>1 << 63), q1 = s.pile[1], p0, p1, key
-    cdef u64 kb = (<u64><unsigned short>s.scope[0] | <u64><unsigned short>s.scope[1] << 16
-                   | <u64><unsigned short>s.decl[0] << 32 | <u64><unsigned short>s.decl[1] << 48)
     cdef const TriLine* ln
     cdef LeafEntry* e
     cdef Leaf lf
@@ -1016,19 +1060,15 @@ cdef int tri_flat(const Solve* X, const XState* s, const Tri* r, int alpha, int 
     while k < n:
         ln = &r.lines[k]
         k += 1
-        p0 = q0 | (ln.a & CARDS_MASK)
-        p1 = q1 | ln.b
-        key = kb + ((ln.a >> 40 & 0xFF) | (ln.a >> 32 & 0xFF0000))
-        e = &X.leaves[((p0 * <u64>0x9E3779B97F4A7C15) ^ (p1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
-                      * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
-        if e.pile0 == p0 and e.pile1 == p1 and e.marks == key:
+        e = tri_entry(X, at, ln)
+        if e != NULL:
             v = e.leaf.obj
             better = v > best if mx else v < best
             if better:
                 best = v
                 out[0] = e.leaf
         else:
-            v = xleaf(X, s, ln.a & CARDS_MASK, ln.b, tri_marks(ln), &lf)
+            v = tri_leaf(X, s, at, ln, &lf)
             better = v > best if mx else v < best
             if better:
                 best = v
@@ -1051,33 +1091,29 @@ cdef inline int tri_replay(const Solve* X, const XState* s, const Tri* r, int al
     objectives come straight from the leaf memo (where the scope and the
     declarations leave room for its key), the line found's leaf at the end:
     tri_flat, else tri_lines."""
-    if r.flat and (<unsigned int>s.scope[0] | <unsigned int>s.scope[1] | <unsigned int>s.decl[0]
-                   | <unsigned int>s.decl[1]) <= 0xFF00:
-        return tri_flat(X, s, r, alpha, beta, out)
-    return tri_lines(X, s, r, alpha, beta, out)
+    cdef TriAt at
+    tri_at(s, &at)
+    if r.flat and at.fast:
+        return tri_flat(X, s, &at, r, alpha, beta, out)
+    return tri_lines(X, s, &at, r, alpha, beta, out)
 
-cdef int tri_lines(const Solve* X, const XState* s, const Tri* r, int alpha, int beta,
+cdef int tri_lines(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int alpha, int beta,
                    Leaf* out) noexcept nogil:
     """tri_replay of a tri that is not flat (or whose node's scope and
     declarations leave no room for the leaf memo's key)."""
     cdef int k, v, best, node = 0, bl = 0, best_line = 0
     cdef long count = 0
     cdef bint maxing = s.turn == X.S.me
-    cdef bint fast = (<unsigned int>s.scope[0] | <unsigned int>s.scope[1] | <unsigned int>s.decl[0]
-                      | <unsigned int>s.decl[1]) <= 0xFF00
-    cdef u64 q0 = s.pile[0] | (<u64>1 << 63), q1 = s.pile[1]
-    cdef u64 kb = (<u64><unsigned short>s.scope[0] | <u64><unsigned short>s.scope[1] << 16
-                   | <u64><unsigned short>s.decl[0] << 32 | <u64><unsigned short>s.decl[1] << 48)
     cdef LeafEntry* e
     cdef const TriLine* ln
     if r.n3 == 1:                                       # (alphabeta's chain of one move)
         count = 1
-        best = tri_tail(X, s, r, 0, 0, r.n1[0], not maxing, alpha, beta, q0, q1, kb, fast, &best_line, &count)
+        best = tri_tail(X, s, at, r, 0, 0, r.n1[0], not maxing, alpha, beta, &best_line, &count)
     else:
         best = -(1 << 30) if maxing else (1 << 30)
         for k in range(r.n3):
             count += 1
-            v = tri_tail(X, s, r, node, r.ls[k], r.n1[k], not maxing, alpha, beta, q0, q1, kb, fast, &bl, &count)
+            v = tri_tail(X, s, at, r, node, r.ls[k], r.n1[k], not maxing, alpha, beta, &bl, &count)
             node += r.n1[k]
             if improves(v, maxing, &best, &alpha, &beta):
                 best_line = bl
@@ -1085,12 +1121,13 @@ cdef int tri_lines(const Solve* X, const XState* s, const Tri* r, int alpha, int
                 break
     X.S.solved += count
     ln = &r.lines[best_line]
-    e = tri_entry(X, ln, q0, q1, kb) if fast else NULL
+    e = tri_entry(X, at, ln) if at.fast else NULL
     if e != NULL:
         out[0] = e.leaf
     else:
-        xleaf(X, s, ln.a & CARDS_MASK, ln.b, tri_marks(ln), out)
+        tri_leaf(X, s, at, ln, out)
     return best
+
 
 cdef inline int hint_first(const Hint* h, u64 hkey, const u64* pk, const Move* buf, int n, int g) noexcept nogil:
     """The move alphabeta searches first among n (packed in pk, else in buf):
