@@ -924,19 +924,28 @@ cdef inline Tri* xtri_of(const Solve* X, const XState* s, int depth) noexcept no
     (xtail_of) with the seats' fresh marks and without the last capturer:
     all that the moves and plays of the three plies read but the piles,
     scope and declarations, and the last capturer, which only a line
-    without a capture reads (tri_gains)."""
+    without a capture reads (tri_gains). The memo holds its tris in pairs (two ways): a tri goes to its pair's
+    entry used less recently (the pair's first entry's `spare` holds which
+    served last), so that two tris met in turn keep each other."""
     cdef u64 k0
+    cdef Tri* pair
     cdef Tri* r
+    cdef int j
     if <unsigned int>s.declared > 3 or <unsigned int>s.round_cards > 15 or <unsigned int>s.turn > 1:
         return NULL
     k0 = (s.hand[0] | <u64>s.turn << 40 | <u64>s.declared << 43
           | <u64>s.mval << 45 | <u64>s.round_cards << 49 | <u64>(s.fresh & 3) << 53
           | (<u64>1 << 63))
-    r = &X.tris[((k0 * <u64>0x9E3779B97F4A7C15) ^ (s.hand[1] * <u64>0xC2B2AE3D27D4EB4F) ^ s.table)
-                * <u64>0xBF58476D1CE4E5B9 >> (64 - TRIS_BITS)]
-    if r.hand0 == k0 and r.hand1 == s.hand[1] and r.table == s.table:
-        return r if r.n3 else NULL
-    return tri_fill(X, s, r, k0, depth)
+    pair = &X.tris[((k0 * <u64>0x9E3779B97F4A7C15) ^ (s.hand[1] * <u64>0xC2B2AE3D27D4EB4F) ^ s.table)
+                   * <u64>0xBF58476D1CE4E5B9 >> (64 - TRIS_BITS) & ~<u64>1]
+    for j in range(2):
+        r = &pair[j]
+        if r.hand0 == k0 and r.hand1 == s.hand[1] and r.table == s.table:
+            pair.spare = j
+            return r if r.n3 else NULL
+    j = 1 - <int>pair.spare
+    pair.spare = j
+    return tri_fill(X, s, &pair[j], k0, depth)
 
 cdef struct TriAt:
     # a tri's node as its lines' leaves read it: the leaf memo's key of the
@@ -1043,8 +1052,8 @@ cdef inline int tri_tail(const Solve* X, const XState* s, const TriAt* at, const
             break
     return best
 
-cdef int tri_flat(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int alpha, int beta,
-                  Leaf* out) noexcept nogil:
+cdef inline int tri_flat(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int alpha, int beta,
+                         Leaf* out) noexcept nogil:
     """tri_replay of a flat tri (each tail one line: the mover's move k, then
     the other's one and the mover's last, three positions) where the scope
     and the declarations leave room for the leaf memo's key (at.fast): the
