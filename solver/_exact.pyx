@@ -546,6 +546,20 @@ cdef inline u64 xstate_key(const Solve* X, const XState* s, int with_stock) noex
     """state_key of the compact state: the same hash of the same fields."""
     return stock_key(X, xstate_pre(s), s.stock_pos if with_stock else -1)
 
+cdef inline LeafEntry* leaf_find(const Solve* X, u64 q0, u64 q1, u64 key, LeafEntry** pair) noexcept nogil:
+    """The leaf memo's entry of a leaf by its key (q0: side 0's pile | bit 63,
+    q1: side 1's, key: the scope and declaration points, 16 bits each), or
+    NULL; the pair of entries (two ways) it goes to in *pair."""
+    cdef LeafEntry* e = &X.leaves[((q0 * <u64>0x9E3779B97F4A7C15) ^ (q1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
+                                  * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS) & ~<u64>1]
+    pair[0] = e
+    if e.pile0 == q0 and e.pile1 == q1 and e.marks == key:
+        return e
+    e += 1
+    if e.pile0 == q0 and e.pile1 == q1 and e.marks == key:
+        return e
+    return NULL
+
 cdef int xleaf(const Solve* X, const XState* s, u64 p0, u64 p1, unsigned int marks,
                Leaf* out) noexcept nogil:
     """leaf_of, through the leaf memo, of s finished with the cards p0, p1 added
@@ -556,22 +570,23 @@ cdef int xleaf(const Solve* X, const XState* s, u64 p0, u64 p1, unsigned int mar
     cdef u64 q0 = s.pile[0] | p0 | (<u64>1 << 63), q1 = s.pile[1] | p1, key
     cdef int sc0 = s.scope[0] + <int>(marks & 0xFF), sc1 = s.scope[1] + <int>(marks >> 8 & 0xFF)
     cdef int d0 = s.decl[0] + <int>(marks >> 16 & 0xFF), d1 = s.decl[1] + <int>(marks >> 24)
-    cdef LeafEntry* e = NULL
+    cdef LeafEntry* e
+    cdef LeafEntry* pair = NULL
     cdef State* t
     if (<unsigned int>sc0 | <unsigned int>sc1 | <unsigned int>d0 | <unsigned int>d1) <= 0xFFFF:
         key = <u64>sc0 | <u64>sc1 << 16 | <u64>d0 << 32 | <u64>d1 << 48
-        e = &X.leaves[((q0 * <u64>0x9E3779B97F4A7C15) ^ (q1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
-                      * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
-        if e.pile0 == q0 and e.pile1 == q1 and e.marks == key:
+        e = leaf_find(X, q0, q1, key, &pair)
+        if e != NULL:
             out[0] = e.leaf
             return e.leaf.obj
     t = full_of(X, s)
     t.pile[0] |= p0; t.pile[1] |= p1
     t.scope[0] = sc0; t.scope[1] = sc1; t.decl[0] = d0; t.decl[1] = d1
     leaf_of(X.S, t, out)
-    if e != NULL:
-        e.pile0 = q0; e.pile1 = q1; e.marks = key
-        e.leaf = out[0]
+    if pair != NULL:                                    # first in its pair, the one there before second
+        pair[1] = pair[0]
+        pair.pile0 = q0; pair.pile1 = q1; pair.marks = key
+        pair.leaf = out[0]
     return out.obj
 
 cdef int moves_general(const Solve* X, const XState* s, Move* buf, u64** pk, int* greedy, MoveList* e,
@@ -994,17 +1009,10 @@ cdef inline int tri_leaf(const Solve* X, const XState* s, const TriAt* at, const
 
 cdef inline LeafEntry* tri_entry(const Solve* X, const TriAt* at, const TriLine* ln) noexcept nogil:
     """The leaf memo's entry of a line (at.fast), or NULL if it holds another leaf."""
-    cdef u64 g0, g1, p0, p1, key
-    cdef LeafEntry* e
+    cdef u64 g0, g1
+    cdef LeafEntry* pair
     tri_gains(at, ln, &g0, &g1)
-    p0 = at.q0 | g0
-    p1 = at.q1 | g1
-    key = at.kb + ((ln.a >> 40 & 0xFF) | (ln.a >> 32 & 0xFF0000))
-    e = &X.leaves[((p0 * <u64>0x9E3779B97F4A7C15) ^ (p1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
-                  * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
-    if e.pile0 == p0 and e.pile1 == p1 and e.marks == key:
-        return e
-    return NULL
+    return leaf_find(X, at.q0 | g0, at.q1 | g1, at.kb + ((ln.a >> 40 & 0xFF) | (ln.a >> 32 & 0xFF0000)), &pair)
 
 cdef inline int tri_obj(const Solve* X, const XState* s, const TriAt* at, const TriLine* ln) noexcept nogil:
     """A line's objective: xleaf's, straight from the leaf memo where it can."""
