@@ -112,6 +112,14 @@ cdef extern from *:
     """
     const u64 CARDS_MASK "CIRULLA_CARDS_MASK"       # the cards of a TriLine's word
 
+cdef struct Dealt:
+    # the last deal xdeal made from the world's stock: the position and round
+    # it dealt from (pos -1: none yet), the cards each, the hands by seat
+    int pos
+    int round
+    int n
+    u64 hand[2]
+
 cdef struct Solve:
     # one call's search and the tables, what alphabeta threads through its
     # recursion (in one argument: all of alphabeta's go in registers)
@@ -127,6 +135,7 @@ cdef struct Solve:
     Skel* skel                  # the first round's skeleton (NULL: none)
     int memo                    # 0: without the memos (see _reference): alphabeta, else xalphabeta
     State* full                 # the world's State, which xalphabeta's compact state goes with
+    Dealt* dealt                # xdeal's last deal in this world (the same for all its positions)
     int matta                   # the matta (card 0 without one) and a mask of its capture
     unsigned char matta_mask    # value (0 without one): XState.mval, which the memos' keys hold
 
@@ -486,26 +495,26 @@ cdef inline void xdeal(const Solve* X, XState* s) noexcept nogil:
     no void deal) dealt as deal_round deals it, from the world's stock;
     the first round through the core."""
     cdef const State* w = X.full
-    cdef int n, pos = s.stock_pos, seat, _j
-    cdef u64 hd
+    cdef int pos = s.stock_pos, seat = w.dealer ^ 1, k, _j  # R-DEALER: primo di mano
+    cdef Dealt* d = X.dealt
     cdef State* f
     if s.round == 0:                                    # (not in an endgame)
         f = full_of(X, s)
         deal_due(f, &X.S.r, &X.S.rng)
         x_of(f, s)
         return
-    n = cards_in_round(&X.S.r, s.round)
-    seat = w.dealer ^ 1                                 # R-DEALER: primo di mano
-    hd = 0
-    for _j in range(n):
-        hd |= bit(w.stock[pos]); pos += 1
-    s.hand[seat] = hd
-    hd = 0
-    for _j in range(n):
-        hd |= bit(w.stock[pos]); pos += 1
-    s.hand[seat ^ 1] = hd
-    s.stock_pos = <signed char>pos
-    s.round_cards = <signed char>n
+    if d.pos != pos or d.round != s.round:              # (the world's stock: dealt once)
+        d.pos = pos
+        d.round = s.round
+        d.n = cards_in_round(&X.S.r, s.round)
+        for k in range(2):
+            d.hand[seat ^ k] = 0
+            for _j in range(d.n):
+                d.hand[seat ^ k] |= bit(w.stock[pos]); pos += 1
+    s.hand[0] = d.hand[0]
+    s.hand[1] = d.hand[1]
+    s.stock_pos = <signed char>(d.pos + 2 * d.n)
+    s.round_cards = <signed char>d.n
     s.declared = 0
     s.fresh = 3
     s.turn = <signed char>seat
@@ -1509,6 +1518,7 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
     cdef int m, j, k
     cdef RootMove* rm
     cdef Search* S = X.S
+    X.dealt.pos = -1                                    # (another world: another stock)
     for m in range(S.n_root):
         rm = &S.roots[m]
         memcpy(&s, w, sizeof(State))
@@ -1562,11 +1572,13 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     cdef Rng order
     cdef Solve X
     cdef State full
+    cdef Dealt dealt
     # the memos for the many worlds of the last two rounds; one world (the
     # last round, or the true one) is solved faster than they fill
     X.memo = (not REFERENCE and not k.fixed and ns > 0 and r.n_players == 2 and r.n_sides == 2
               and not r.five_players and memos_init(x) == 0)
     X.full = &full
+    X.dealt = &dealt
     X.S = S; X.tt = x.tt; X.hints = x.hints; X.moves = x.moves; X.leaves = x.leaves
     X.tails = x.tails
     X.tris = x.tris
