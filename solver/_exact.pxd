@@ -76,10 +76,9 @@ cdef struct DeclList:
     u64 spare[5]
 
 cdef struct LeafEntry:
-    # a finished hand's leaf by what it depends on: the piles, scope and declarations
-    u64 pile0                   # | bit 63; 0: empty
-    u64 pile1
-    u64 marks                   # scope and declaration points, 16 bits each
+    # a finished hand's leaf by what it depends on: the piles (side 0's, all
+    # the other cards side 1's), scope and declarations (32 bytes)
+    u64 key                     # leaf_key's; 0: empty
     Leaf leaf
 
 cdef struct TailLine:
@@ -148,7 +147,8 @@ cdef struct Tables:
     TTEntry* tt                 # the transposition table
     Hint* hints                 # the move-ordering hints across the splits of the last deal
     MoveList* moves             # the legal moves by (hand, table), with their greedy order
-    LeafEntry* leaves           # the leaves by piles, scope and declarations
+    LeafEntry* leaves           # the leaves by piles, scope and declarations (in leaves_mem)
+    void* leaves_mem
     Tail* tails                 # the last two plays by hands and table (in tails_mem)
     void* tails_mem
     Tri* tris                   # the last three plays by hands and table (in tris_mem)

@@ -90,8 +90,8 @@ cdef extern from *:
 
 cdef enum:
     TT_BITS = 12
-    MOVES_BITS = 12             # 4096 move lists of 48 bytes (192 KB), 4096 leaves of 48 (192 KB),
-    LEAVES_BITS = 12            # 256 tails of 128 bytes (32 KB: the tris no longer use them), 2048
+    MOVES_BITS = 12             # 4096 move lists of 48 bytes (192 KB), 8192 leaves of 32 (256 KB),
+    LEAVES_BITS = 13            # 256 tails of 128 bytes (32 KB: the tris no longer use them), 2048
     TAILS_BITS = 8              # tris of 128 bytes (256 KB) and the core's 1024 tables (128 KB):
     TRIS_BITS = 11              # 256 lists with declarations of 256 bytes (64 KB): with the table
     DECLS_BITS = 8              # and the hints, about a core's L2 cache
@@ -110,7 +110,7 @@ cdef extern from *:
     """
     #define CIRULLA_CARDS_MASK ((1ULL << 40) - 1)
     """
-    const u64 CARDS_MASK "CIRULLA_CARDS_MASK"       # the cards of a TriLine's word
+    const u64 CARDS_MASK "CIRULLA_CARDS_MASK"       # the cards (of a pile, of a TriLine's word)
 
 cdef struct Dealt:
     # the last deal xdeal made from the world's stock: the position and round
@@ -174,14 +174,15 @@ cdef void* lines_calloc(size_t size, void** mem) noexcept nogil:
     return <void*>((<size_t>mem[0] + 63) & ~(<size_t>63))
 
 cdef int memos_init(Tables* x) noexcept nogil:
-    """Allocate the empty memos once (1.2 MB, and the skeleton's 0.35 MB of
+    """Allocate the empty memos once (1.3 MB, and the skeleton's 0.35 MB of
     which a holding's worlds touch a few dozen KB; the pages as they are used):
     0, or -1 out of memory (none kept: the solver goes on without)."""
     if x.moves != NULL:
         return 0
     x.moves = <MoveList*>calloc(1 << MOVES_BITS, sizeof(MoveList))
-    x.leaves = <LeafEntry*>calloc(1 << LEAVES_BITS, sizeof(LeafEntry))
-    # the tails, tris, tables and lists with declarations on cache lines: one or two lines each
+    # the leaves, tails, tris, tables and lists with declarations on cache lines: a pair of
+    # leaves a line, the others one or two lines each
+    x.leaves = <LeafEntry*>lines_calloc(((<size_t>1) << LEAVES_BITS) * sizeof(LeafEntry), &x.leaves_mem)
     x.tails = <Tail*>lines_calloc(((<size_t>1) << TAILS_BITS) * sizeof(Tail), &x.tails_mem)
     x.tris = <Tri*>lines_calloc(((<size_t>1) << TRIS_BITS) * sizeof(Tri), &x.tris_mem)
     x.tables = <TableInfo*>lines_calloc(((<size_t>1) << TABLE_INFO_BITS) * sizeof(TableInfo), &x.tables_mem)
@@ -195,7 +196,8 @@ cdef int memos_init(Tables* x) noexcept nogil:
 
 cdef void memos_free(Tables* x) noexcept nogil:
     free(x.moves)
-    free(x.leaves)
+    free(x.leaves_mem)
+    x.leaves_mem = NULL
     free(x.tails_mem)
     free(x.tris_mem)
     free(x.tables_mem)
@@ -555,17 +557,24 @@ cdef inline u64 xstate_key(const Solve* X, const XState* s, int with_stock) noex
     """state_key of the compact state: the same hash of the same fields."""
     return stock_key(X, xstate_pre(s), s.stock_pos if with_stock else -1)
 
-cdef inline LeafEntry* leaf_find(const Solve* X, u64 q0, u64 q1, u64 key, LeafEntry** pair) noexcept nogil:
-    """The leaf memo's entry of a leaf by its key (q0: side 0's pile | bit 63,
-    q1: side 1's, key: the scope and declaration points, 16 bits each), or
-    NULL; the pair of entries (two ways) it goes to in *pair."""
-    cdef LeafEntry* e = &X.leaves[((q0 * <u64>0x9E3779B97F4A7C15) ^ (q1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
-                                  * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS) & ~<u64>1]
+cdef inline u64 leaf_key(u64 p0, u64 p1, int sc0, int sc1, int d0, int d1) noexcept nogil:
+    """The leaf memo's key of a finished hand with the piles p0, p1 and these
+    scope and declaration points: side 0's pile (side 1's the other cards),
+    the four counts 5 bits each from bit 40, bit 63; 0 where it has none
+    (cards out of the piles, a count over 31)."""
+    if (p0 | p1) != CARDS_MASK or (<unsigned int>sc0 | <unsigned int>sc1 | <unsigned int>d0 | <unsigned int>d1) > 31:
+        return 0
+    return p0 | <u64>sc0 << 40 | <u64>sc1 << 45 | <u64>d0 << 50 | <u64>d1 << 55 | (<u64>1 << 63)
+
+cdef inline LeafEntry* leaf_find(const Solve* X, u64 key, LeafEntry** pair) noexcept nogil:
+    """The leaf memo's entry of a leaf by its key (leaf_key's), or NULL; the
+    pair of entries (two ways, a cache line) it goes to in *pair."""
+    cdef LeafEntry* e = &X.leaves[key * <u64>0x9E3779B97F4A7C15 >> (64 - LEAVES_BITS) & ~<u64>1]
     pair[0] = e
-    if e.pile0 == q0 and e.pile1 == q1 and e.marks == key:
+    if e.key == key:
         return e
     e += 1
-    if e.pile0 == q0 and e.pile1 == q1 and e.marks == key:
+    if e.key == key:
         return e
     return NULL
 
@@ -576,15 +585,14 @@ cdef int xleaf(const Solve* X, const XState* s, u64 p0, u64 p1, unsigned int mar
     declarations (a finished hand's leaf depends on the piles, scope and
     declaration points alone: score_hand, cappotto_side; the equity's scores,
     the asking side and the mode are the search's). Returns the objective."""
-    cdef u64 q0 = s.pile[0] | p0 | (<u64>1 << 63), q1 = s.pile[1] | p1, key
     cdef int sc0 = s.scope[0] + <int>(marks & 0xFF), sc1 = s.scope[1] + <int>(marks >> 8 & 0xFF)
     cdef int d0 = s.decl[0] + <int>(marks >> 16 & 0xFF), d1 = s.decl[1] + <int>(marks >> 24)
+    cdef u64 key = leaf_key(s.pile[0] | p0, s.pile[1] | p1, sc0, sc1, d0, d1)
     cdef LeafEntry* e
     cdef LeafEntry* pair = NULL
     cdef State* t
-    if (<unsigned int>sc0 | <unsigned int>sc1 | <unsigned int>d0 | <unsigned int>d1) <= 0xFFFF:
-        key = <u64>sc0 | <u64>sc1 << 16 | <u64>d0 << 32 | <u64>d1 << 48
-        e = leaf_find(X, q0, q1, key, &pair)
+    if key:
+        e = leaf_find(X, key, &pair)
         if e != NULL:
             out[0] = e.leaf
             return e.leaf.obj
@@ -594,7 +602,7 @@ cdef int xleaf(const Solve* X, const XState* s, u64 p0, u64 p1, unsigned int mar
     leaf_of(X.S, t, out)
     if pair != NULL:                                    # first in its pair, the one there before second
         pair[1] = pair[0]
-        pair.pile0 = q0; pair.pile1 = q1; pair.marks = key
+        pair.key = key
         pair.leaf = out[0]
     return out.obj
 
@@ -827,7 +835,7 @@ cdef int tri_build(const Solve* X, const XState* s, Tri* r, int depth) noexcept 
                 line += 1
                 e0 = d0 + <int>(tl.marks & 0xFF); e1 = d1 + <int>(tl.marks >> 8 & 0xFF)
                 e2 = d2 + <int>(tl.marks >> 16 & 0xFF); e3 = d3 + <int>(tl.marks >> 24)
-                if (<unsigned int>e0 | <unsigned int>e1) > 0xFF or e2 or e3:
+                if (<unsigned int>e0 | <unsigned int>e1) > 1 or e2 or e3:    # (a sweep each at most)
                     return 0
                 r.lines[nl].a = (c2.pile[0] & ~s.pile[0]) | tl.pile0 | <u64>e0 << 40 | <u64>e1 << 48
                 r.lines[nl].b = (c2.pile[1] & ~s.pile[1]) | tl.pile1
@@ -972,10 +980,10 @@ cdef inline Tri* xtri_of(const Solve* X, const XState* s, int depth) noexcept no
     return tri_fill(X, s, &pair[j], k0, depth)
 
 cdef struct TriAt:
-    # a tri's node as its lines' leaves read it: the leaf memo's key of the
-    # node (xleaf's: the piles, q0 | bit 63 and q1, the scope and
-    # declarations kb; fast: all 0xFF00 at most, room for the lines' scope),
-    # and what a line without a capture adds to the piles (z0, z1: the
+    # a tri's node as its lines' leaves read it: the piles (q0, q1), the
+    # leaf memo's key of the scope and declarations (kb: leaf_key's; fast:
+    # the scope 30 at most, room for a line's sweep, R-SCOPA, and the
+    # declarations 31), and what a line without a capture adds to the piles (z0, z1: the
     # leftover, to the last capturer, R-LEFTOVER), for the lines are played
     # out as if no one had captured before the tri (tri_fill)
     u64 q0
@@ -987,12 +995,11 @@ cdef struct TriAt:
 
 cdef inline void tri_at(const XState* s, TriAt* at) noexcept nogil:
     cdef u64 left = s.table | s.hand[0] | s.hand[1]
-    at.q0 = s.pile[0] | (<u64>1 << 63)
+    at.q0 = s.pile[0]
     at.q1 = s.pile[1]
-    at.kb = (<u64><unsigned short>s.scope[0] | <u64><unsigned short>s.scope[1] << 16
-             | <u64><unsigned short>s.decl[0] << 32 | <u64><unsigned short>s.decl[1] << 48)
-    at.fast = (<unsigned int>s.scope[0] | <unsigned int>s.scope[1] | <unsigned int>s.decl[0]
-               | <unsigned int>s.decl[1]) <= 0xFF00
+    at.fast = ((<unsigned int>s.scope[0] | <unsigned int>s.scope[1]) <= 30
+               and (<unsigned int>s.decl[0] | <unsigned int>s.decl[1]) <= 31)
+    at.kb = leaf_key(0, CARDS_MASK, s.scope[0], s.scope[1], s.decl[0], s.decl[1])
     at.z0 = left if s.last_capturer == 0 else 0
     at.z1 = left if s.last_capturer == 1 else 0
 
@@ -1018,10 +1025,13 @@ cdef inline int tri_leaf(const Solve* X, const XState* s, const TriAt* at, const
 
 cdef inline LeafEntry* tri_entry(const Solve* X, const TriAt* at, const TriLine* ln) noexcept nogil:
     """The leaf memo's entry of a line (at.fast), or NULL if it holds another leaf."""
-    cdef u64 g0, g1
+    cdef u64 g0, g1, p0
     cdef LeafEntry* pair
     tri_gains(at, ln, &g0, &g1)
-    return leaf_find(X, at.q0 | g0, at.q1 | g1, at.kb + ((ln.a >> 40 & 0xFF) | (ln.a >> 32 & 0xFF0000)), &pair)
+    p0 = at.q0 | g0
+    if (p0 | at.q1 | g1) != CARDS_MASK:                 # (cards left on the table: no key)
+        return NULL
+    return leaf_find(X, p0 | (at.kb + (ln.a & (<u64>0xFF << 40)) + (ln.a >> 3 & (<u64>0xFF << 45))), &pair)
 
 cdef inline int tri_obj(const Solve* X, const XState* s, const TriAt* at, const TriLine* ln) noexcept nogil:
     """A line's objective: xleaf's, straight from the leaf memo where it can."""
