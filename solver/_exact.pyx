@@ -1048,6 +1048,7 @@ cdef inline int tri_second(const Solve* X, const XState* s, const TriAt* at, con
     """tail_second on a tri's lines line.. (maxing: for the last player); the
     line of the value in best_line, the positions added to count."""
     cdef int k, v, best
+    cdef const TriLine* ln
     count[0] += 1
     if n2 == 1:
         count[0] += 1
@@ -1056,7 +1057,10 @@ cdef inline int tri_second(const Solve* X, const XState* s, const TriAt* at, con
     best = -(1 << 30) if maxing else (1 << 30)
     for k in range(n2):
         count[0] += 1
-        v = tri_obj(X, s, at, &r.lines[line + k])
+        ln = &r.lines[line + k]
+        if k and ln.a == ln[-1].a and ln.b == ln[-1].b:
+            continue                                    # (the line before again, the last card's captures: no news)
+        v = tri_obj(X, s, at, ln)
         if improves(v, maxing, &best, &alpha, &beta):
             best_line[0] = line + k
         if alpha >= beta:
