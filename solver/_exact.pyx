@@ -31,7 +31,9 @@ lookups, give up.
 A tri is played out (tri_direct) from the core's card_plays (_core.pxd: the
 plays of a card on a table of at most 4 cards, with the table's subsets and
 sums from a cache of tables, TableInfo), without the memos of moves and
-tails, where no declaration can come (the seats' first plays of a round:
+tails (its last two plies after each of the mover's moves, which recur
+ten times as often as the tris, from a memo of their own: duo_of), where
+no declaration can come (the seats' first plays of a round:
 tri_build then); the move memo's misses come from gen_plays_2p (the same
 card plays for a hand), else from gen_moves through a memo of the lists
 with declarations (moves_general). The last round's positions with 6, 5
@@ -63,8 +65,8 @@ from libc.string cimport memcmp, memcpy, memset
 
 from cirulla.solver._core cimport (
     N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, Move, Rng, Rules, State, apply_move, bit, cards_in_round, deal_due,
-    TABLE_INFO_BITS, TableInfo, gen_moves, gen_plays_2p, hand_plays, greedy_index, greedy_weights, mix64, popcount,
-    rng_below, side_of, u64)
+    TABLE_INFO_BITS, TableInfo, gen_moves, gen_plays_2p, hand_plays, greedy_index, greedy_weights, lowest, mix64,
+    popcount, rng_below, side_of, u64)
 from cirulla.solver._equity cimport Eval, evaluate, win_of
 from cirulla.solver._paired cimport add_world, can_sweep_next
 from cirulla.solver._search cimport RootMove, load_flag, now_s
@@ -93,8 +95,9 @@ cdef enum:
     MOVES_BITS = 12             # 4096 move lists of 48 bytes (192 KB), 8192 leaves of 32 (256 KB),
     LEAVES_BITS = 13            # 256 tails of 128 bytes (32 KB: the tris no longer use them), 2048
     TAILS_BITS = 8              # tris of 128 bytes (256 KB) and the core's 1024 tables (128 KB):
-    TRIS_BITS = 11              # 256 lists with declarations of 256 bytes (64 KB): with the table
-    DECLS_BITS = 8              # and the hints, about a core's L2 cache
+    TRIS_BITS = 11              # 256 lists with declarations of 256 bytes (64 KB), 2048 duos of 64
+    DECLS_BITS = 8              # (128 KB): with the table and the hints, about a core's L2 cache
+    DUOS_BITS = 11
     PACKED = XCAP // 2          # where a row of Search.buf holds its packed moves (at most 64)
     TT_EXACT = 1
     TT_LOWER = 2
@@ -130,6 +133,7 @@ cdef struct Solve:
     LeafEntry* leaves
     Tail* tails
     Tri* tris
+    Duo* duos
     TableInfo* tables
     DeclList* decls
     Skel* skel                  # the first round's skeleton (NULL: none)
@@ -174,7 +178,7 @@ cdef void* lines_calloc(size_t size, void** mem) noexcept nogil:
     return <void*>((<size_t>mem[0] + 63) & ~(<size_t>63))
 
 cdef int memos_init(Tables* x) noexcept nogil:
-    """Allocate the empty memos once (1.3 MB, and the skeleton's 0.35 MB of
+    """Allocate the empty memos once (1.4 MB, and the skeleton's 0.35 MB of
     which a holding's worlds touch a few dozen KB; the pages as they are used):
     0, or -1 out of memory (none kept: the solver goes on without)."""
     if x.moves != NULL:
@@ -185,11 +189,12 @@ cdef int memos_init(Tables* x) noexcept nogil:
     x.leaves = <LeafEntry*>lines_calloc(((<size_t>1) << LEAVES_BITS) * sizeof(LeafEntry), &x.leaves_mem)
     x.tails = <Tail*>lines_calloc(((<size_t>1) << TAILS_BITS) * sizeof(Tail), &x.tails_mem)
     x.tris = <Tri*>lines_calloc(((<size_t>1) << TRIS_BITS) * sizeof(Tri), &x.tris_mem)
+    x.duos = <Duo*>lines_calloc(((<size_t>1) << DUOS_BITS) * sizeof(Duo), &x.duos_mem)
     x.tables = <TableInfo*>lines_calloc(((<size_t>1) << TABLE_INFO_BITS) * sizeof(TableInfo), &x.tables_mem)
     x.decls = <DeclList*>lines_calloc(((<size_t>1) << DECLS_BITS) * sizeof(DeclList), &x.decls_mem)
     x.skel.nodes = <SkelNode*>lines_calloc(SKEL_NODES * sizeof(SkelNode), &x.skel_mem)
-    if (x.moves == NULL or x.leaves == NULL or x.tails == NULL or x.tris == NULL or x.tables == NULL
-            or x.decls == NULL or x.skel.nodes == NULL):
+    if (x.moves == NULL or x.leaves == NULL or x.tails == NULL or x.tris == NULL or x.duos == NULL
+            or x.tables == NULL or x.decls == NULL or x.skel.nodes == NULL):
         memos_free(x)
         return -1
     return 0
@@ -200,6 +205,9 @@ cdef void memos_free(Tables* x) noexcept nogil:
     x.leaves_mem = NULL
     free(x.tails_mem)
     free(x.tris_mem)
+    free(x.duos_mem)
+    x.duos_mem = NULL
+    x.duos = NULL
     free(x.tables_mem)
     x.tables_mem = NULL
     free(x.decls_mem)
@@ -862,20 +870,86 @@ cdef inline int tri_ply(const Solve* X, u64 h, u64 table, int last, int risk, in
     cdef int n = hand_plays(&X.S.r, X.full.cval, GREEDY_W, X.tables, h, table, last, risk, out, greedy)
     return 0 if n > room else n
 
+cdef int duo_play(const Solve* X, u64 ho, u64 hm1, u64 t1, unsigned char* n2s, DuoLine* lines,
+                  int* nl) noexcept nogil:
+    """A tri's last two plies (tri_direct's, the matta's value set): the
+    other's one card ho, then the mover's last hm1 (the hand's last: no
+    scopa, R-LEFTOVER after), on the table t1, as if no one had captured
+    before them: the other's moves' count, the mover's last moves' after
+    each into n2s, the lines in the search's order into lines (their count
+    in *nl). 0 where they are more than a Tri holds, -1 where card_plays
+    does not cover them."""
+    cdef int n1, n2, g2, g3, j, q, so2
+    cdef u64 t2, t3, go2, gm3, go3
+    cdef u64 mv2[48]
+    cdef u64 mv3[48]
+    nl[0] = 0
+    n1 = tri_ply(X, ho, t1, 0, 1, TRI_NODES, mv2, &g2)
+    if n1 <= 0:
+        return n1
+    for j in range(n1):
+        t2 = table_after(mv2[order_of(j, g2)], t1, &go2)
+        so2 = (go2 != 0) & (t2 == 0)
+        n2 = tri_ply(X, hm1, t2, 1, 0, TRI_LINES - nl[0], mv3, &g3)
+        if n2 <= 0:
+            return n2
+        n2s[j] = n2
+        for q in range(n2):
+            t3 = table_after(mv3[order_of(q, g3)], t2, &gm3)
+            go3 = go2
+            if t3:                                      # R-LEFTOVER: to the last to capture
+                if gm3:
+                    gm3 |= t3
+                elif go2:
+                    go3 |= t3
+            lines[nl[0]].m = gm3 | <u64>so2 << 40
+            lines[nl[0]].o = go3
+            nl[0] += 1
+    return n1
+
+cdef inline int duo_of(const Solve* X, int mval, u64 ho, u64 hm1, u64 t1, unsigned char* n2s, DuoLine* lines,
+                       const unsigned char** pn2, const DuoLine** plines) noexcept nogil:
+    """duo_play's count through the duos' memo (by the table, the two cards
+    and the matta's value, all that the plies read; in pairs of entries,
+    two ways: a new duo first, the one there before second); its counts and
+    lines from the memo's entry, or played out into n2s and lines (kept
+    where they fit a Duo): in *pn2, *plines."""
+    cdef u64 key = t1 | <u64>lowest(ho) << 40 | <u64>lowest(hm1) << 46 | <u64>mval << 52 | (<u64>1 << 63)
+    cdef Duo* pair = &X.duos[key * <u64>0x9E3779B97F4A7C15 >> (64 - DUOS_BITS) & ~<u64>1]
+    cdef int j, n1, nl
+    for j in range(2):
+        if pair[j].key == key:
+            pn2[0] = pair[j].n2
+            plines[0] = pair[j].lines
+            return pair[j].n1
+    n1 = duo_play(X, ho, hm1, t1, n2s, lines, &nl)
+    pn2[0] = n2s
+    plines[0] = lines
+    if 0 < n1 <= DUO_NODES and nl <= DUO_LINES:
+        pair[1] = pair[0]
+        pair.key = key
+        pair.n1 = <unsigned char>n1
+        memcpy(pair.n2, n2s, n1)
+        memcpy(pair.lines, lines, nl * sizeof(DuoLine))
+    return n1
+
 cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
     """tri_build without the memos of moves and tails, where card_plays
     covers the three plies (2 players, no declaration to make: no seat's
     first play of the round; tables of at most 4 cards): the same moves in
     the same order (hand_plays), played as xplay plays them, into the same
-    lines. 1, 0 where the search would not fit a Tri (tri_build would not
-    either), -1 where card_plays does not cover it (tri_build then)."""
+    lines; the last two plies after each of the mover's moves from the
+    duos' memo (duo_of). 1, 0 where the search would not fit a Tri
+    (tri_build would not either), -1 where card_plays does not cover it
+    (tri_build then)."""
     cdef const Rules* r0 = &X.S.r
-    cdef int m = s.turn, n3, n1, n2, g1, g2, g3, k, j, q, np = 0, nl = 0, first
-    cdef int sm1, so2, lc1, lc2, lc3
-    cdef u64 hm = s.hand[m & 1], ho, t1, t2, t3, hm1, gm1, go2, gm3, go3, pm
+    cdef int m = s.turn, n3, n1, n2, g1, k, j, q, _q, np = 0, nl = 0, first, sm1
+    cdef u64 hm = s.hand[m & 1], ho, t1, hm1, gm1, gm3, go3, so2, pm
     cdef u64 mv1[48]
-    cdef u64 mv2[48]
-    cdef u64 mv3[48]
+    cdef unsigned char n2s[TRI_NODES]
+    cdef DuoLine duo_lines[TRI_LINES]
+    cdef const unsigned char* pn2
+    cdef const DuoLine* pl
     if (s.fresh & 3 or <unsigned int>m > 1 or r0.five_players or r0.n_players != 2
             or s.stock_pos != N_CARDS):
         return -1
@@ -886,7 +960,7 @@ cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
         X.full.cval[r0.matta] = s.mval
     # the mover's two cards (3 cards left: not the last, a sweep possible);
     # the piles' gains and the scope by mover (m) and other (o), xplay's
-    # capture or drop written out, the last capturer by seat
+    # capture or drop written out
     n3 = tri_ply(X, hm, s.table, 0, 1, TRI_KIDS, mv1, &g1)
     if n3 <= 0:
         return n3
@@ -895,39 +969,34 @@ cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
         pm = mv1[order_of(k, first)]
         t1 = table_after(pm, s.table, &gm1)
         sm1 = (gm1 != 0) & (t1 == 0)
-        lc1 = m if gm1 else -1                         # (the node's last capturer: tri_gains)
         hm1 = hm & ~bit(<int>(pm >> 40))
-        # the other's one card (2 left)
-        n1 = tri_ply(X, ho, t1, 0, 1, TRI_NODES - np, mv2, &g2)
+        n1 = duo_of(X, s.mval, ho, hm1, t1, n2s, duo_lines, &pn2, &pl)
         if n1 <= 0:
             return n1
+        if np + n1 > TRI_NODES:
+            return 0
         r.n1[k] = n1
         r.ls[k] = nl
+        q = 0
         for j in range(n1):
-            t2 = table_after(mv2[order_of(j, g2)], t1, &go2)
-            so2 = (go2 != 0) & (t2 == 0)
-            lc2 = (m ^ 1) if go2 else lc1
-            # the mover's last card (the hand's last: no scopa, R-LEFTOVER after)
-            n2 = tri_ply(X, hm1, t2, 1, 0, TRI_LINES - nl, mv3, &g3)
-            if n2 <= 0:
-                return n2
+            n2 = pn2[j]
+            if nl + n2 > TRI_LINES:
+                return 0
             r.n2[np] = n2
             np += 1
-            for q in range(n2):
-                t3 = table_after(mv3[order_of(q, g3)], t2, &gm3)
-                lc3 = m if gm3 else lc2
+            for _q in range(n2):
+                gm3 = pl[q].m & CARDS_MASK
+                so2 = pl[q].m >> 40
+                go3 = pl[q].o
+                q += 1
+                if not (gm3 | go3) and gm1:
+                    gm3 = t1 | ho | hm1                 # no capture after the mover's: its leftover (R-LEFTOVER)
                 gm3 |= gm1
-                go3 = go2
-                if t3 and lc3 >= 0:                     # R-LEFTOVER
-                    if lc3 == m:
-                        gm3 |= t3
-                    else:
-                        go3 |= t3
                 if m == 0:
-                    r.lines[nl].a = gm3 | <u64>sm1 << 40 | <u64>so2 << 48
+                    r.lines[nl].a = gm3 | <u64>sm1 << 40 | so2 << 48
                     r.lines[nl].b = go3
                 else:
-                    r.lines[nl].a = go3 | <u64>so2 << 40 | <u64>sm1 << 48
+                    r.lines[nl].a = go3 | so2 << 40 | <u64>sm1 << 48
                     r.lines[nl].b = gm3
                 nl += 1
     r.n3 = n3
@@ -1596,6 +1665,7 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     X.S = S; X.tt = x.tt; X.hints = x.hints; X.moves = x.moves; X.leaves = x.leaves
     X.tails = x.tails
     X.tris = x.tris
+    X.duos = x.duos
     X.tables = x.tables
     X.decls = x.decls
     X.skel = &x.skel if X.memo else NULL
