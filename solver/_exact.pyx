@@ -30,11 +30,11 @@ lookups, give up.
 
 A tri is played out (tri_direct) from the core's card_plays (_core.pxd: the
 plays of a card on a table of at most 4 cards, with the table's subsets and
-sums from a cache of tables, TableInfo), without the memos of moves and
-tails (its last two plies after each of the mover's moves, which recur
-ten times as often as the tris, from a memo of their own: duo_of), where
-no declaration can come (the seats' first plays of a round:
-tri_build then); the move memo's misses come from gen_plays_2p (the same
+sums from a cache of tables, TableInfo), without the memo of tails (the
+mover's moves from the move memo, the last two plies after each from a
+memo of their own, duo_of: 9 in 10 of them met before), where no
+declaration can come (the seats' first plays of a round: tri_build
+then); the move memo's misses come from gen_plays_2p (the same
 card plays for a hand), else from gen_moves through a memo of the lists
 with declarations (moves_general). The last round's positions with 6, 5
 and 4 cards in the hands are searched by xab (the last's children are
@@ -933,19 +933,20 @@ cdef inline int duo_of(const Solve* X, int mval, u64 ho, u64 hm1, u64 t1, unsign
         memcpy(pair.lines, lines, nl * sizeof(DuoLine))
     return n1
 
-cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
+cdef int tri_direct(const Solve* X, const XState* s, Tri* r, int depth) noexcept nogil:
     """tri_build without the memos of moves and tails, where card_plays
     covers the three plies (2 players, no declaration to make: no seat's
     first play of the round; tables of at most 4 cards): the same moves in
     the same order (hand_plays), played as xplay plays them, into the same
-    lines; the last two plies after each of the mover's moves from the
-    duos' memo (duo_of). 1, 0 where the search would not fit a Tri
-    (tri_build would not either), -1 where card_plays does not cover it
-    (tri_build then)."""
+    lines: the mover's moves from the move memo (xmoves_of, with Search.buf's
+    row depth: hand_plays's there, met more often than the tris), the last
+    two plies after each from the duos' memo (duo_of). 1, 0 where the search
+    would not fit a Tri (tri_build would not either), -1 where card_plays
+    does not cover it (tri_build then)."""
     cdef const Rules* r0 = &X.S.r
     cdef int m = s.turn, n3, n1, n2, g1, k, j, q, _q, np = 0, nl = 0, first, sm1
     cdef u64 hm = s.hand[m & 1], ho, t1, hm1, gm1, gm3, go3, so2, pm
-    cdef u64 mv1[48]
+    cdef u64* mv1
     cdef unsigned char n2s[TRI_NODES]
     cdef DuoLine duo_lines[TRI_LINES]
     cdef const unsigned char* pn2
@@ -961,9 +962,11 @@ cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
     # the mover's two cards (3 cards left: not the last, a sweep possible);
     # the piles' gains and the scope by mover (m) and other (o), xplay's
     # capture or drop written out
-    n3 = tri_ply(X, hm, s.table, 0, 1, TRI_KIDS, mv1, &g1)
-    if n3 <= 0:
-        return n3
+    n3 = xmoves_of(X, s, &X.S.buf[depth * XCAP], &mv1, &g1)
+    if mv1 == NULL:
+        return -1
+    if n3 == 0 or n3 > TRI_KIDS:
+        return 0
     first = g1 if n3 > 1 else 0
     for k in range(n3):
         pm = mv1[order_of(k, first)]
@@ -1008,7 +1011,7 @@ cdef Tri* tri_fill(const Solve* X, const XState* s, Tri* r, u64 k0, int depth) n
     cdef int k
     cdef XState c
     r.hand0 = 0                                         # (invalid until complete)
-    k = tri_direct(X, s, r)
+    k = tri_direct(X, s, r, depth)
     if k < 0:
         c = s[0]
         c.last_capturer = -1                            # (the lines without it: tri_gains)
