@@ -934,7 +934,7 @@ cdef inline int duo_of(const Solve* X, int mval, u64 ho, u64 hm1, u64 t1, unsign
     return n1
 
 cdef int tri_direct(const Solve* X, const XState* s, Tri* r, int depth) noexcept nogil:
-    """tri_build without the memos of moves and tails, where card_plays
+    """tri_build without the memo of tails, where card_plays
     covers the three plies (2 players, no declaration to make: no seat's
     first play of the round; tables of at most 4 cards): the same moves in
     the same order (hand_plays), played as xplay plays them, into the same
