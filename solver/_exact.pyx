@@ -929,8 +929,10 @@ cdef inline int duo_of(const Solve* X, int mval, u64 ho, u64 hm1, u64 t1, unsign
         pair[1] = pair[0]
         pair.key = key
         pair.n1 = <unsigned char>n1
-        memcpy(pair.n2, n2s, n1)
-        memcpy(pair.lines, lines, nl * sizeof(DuoLine))
+        for j in range(DUO_NODES):                      # (fixed counts: unrolled)
+            pair.n2[j] = n2s[j]
+        for j in range(DUO_LINES):
+            pair.lines[j] = lines[j]
     return n1
 
 cdef int tri_direct(const Solve* X, const XState* s, Tri* r, int depth) noexcept nogil:
