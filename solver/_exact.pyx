@@ -500,10 +500,10 @@ cdef inline void xmove(XState* s, const u64* pk, const Move* buf, int i) noexcep
     else:
         xapply(s, &buf[i])
 
-cdef inline void xdeal(const Solve* X, XState* s) noexcept nogil:
+cdef inline int xdeal(const Solve* X, XState* s) noexcept nogil:
     """deal_due on the compact state: a round after the first (no table dealt,
     no void deal) dealt as deal_round deals it, from the world's stock;
-    the first round through the core."""
+    the first round through the core. The cards in the hands after."""
     cdef const State* w = X.full
     cdef int pos = s.stock_pos, seat = w.dealer ^ 1, k, _j  # R-DEALER: primo di mano
     cdef Dealt* d = X.dealt
@@ -512,7 +512,7 @@ cdef inline void xdeal(const Solve* X, XState* s) noexcept nogil:
         f = full_of(X, s)
         deal_due(f, &X.S.r, &X.S.rng)
         x_of(f, s)
-        return
+        return popcount(s.hand[0] | s.hand[1])
     if d.pos != pos or d.round != s.round:              # (the world's stock: dealt once)
         d.pos = pos
         d.round = s.round
@@ -529,6 +529,7 @@ cdef inline void xdeal(const Solve* X, XState* s) noexcept nogil:
     s.fresh = 3
     s.turn = <signed char>seat
     s.phase = PH_PLAY
+    return 2 * d.n
 
 cdef inline u64 xstate_pre(const XState* s) noexcept nogil:
     """state_key's hash of the compact state before the stock (xstate_key)."""
@@ -1073,7 +1074,8 @@ cdef inline void tri_at(const XState* s, TriAt* at) noexcept nogil:
     at.q1 = s.pile[1]
     at.fast = ((<unsigned int>s.scope[0] | <unsigned int>s.scope[1]) <= 30
                and (<unsigned int>s.decl[0] | <unsigned int>s.decl[1]) <= 31)
-    at.kb = leaf_key(0, CARDS_MASK, s.scope[0], s.scope[1], s.decl[0], s.decl[1])
+    at.kb = (<u64>s.scope[0] << 40 | <u64>s.scope[1] << 45 | <u64>s.decl[0] << 50 | <u64>s.decl[1] << 55
+             | (<u64>1 << 63))                          # (leaf_key's, where fast)
     at.z0 = left if s.last_capturer == 0 else 0
     at.z1 = left if s.last_capturer == 1 else 0
 
@@ -1414,8 +1416,7 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
         xmove(s, pk, buf, 0)                            # (alphabeta's chain of one move)
         left -= pk != NULL or buf[0].card >= 0
         if s.phase == PH_DEAL:
-            xdeal(X, s)
-            left = popcount(s.hand[0] | s.hand[1])
+            left = xdeal(X, s)
         depth += 1
     if n > 1:
         first = g                                       # (alphabeta's order)
@@ -1440,8 +1441,7 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
         else:
             cleft = left - (pk != NULL or buf[mi].card >= 0)
             if child.phase != PH_PLAY:
-                xdeal(X, child)
-                cleft = popcount(child.hand[0] | child.hand[1])
+                cleft = xdeal(X, child)
             tl = NULL
             tr = NULL
             if cleft == 3 and child.stock_pos == N_CARDS:
@@ -1538,8 +1538,7 @@ cdef int skel_child(const Solve* X, int idx, int mi, int depth, int alpha, int b
         X.skel.nodes[idx].kids[mi] = <short>k
         if k < 0:
             if c.phase != PH_PLAY:
-                xdeal(X, &c)
-                cleft = popcount(c.hand[0] | c.hand[1])
+                cleft = xdeal(X, &c)
             return xalphabeta(X, &c, cleft, depth, alpha, beta, out)
     return skel_ab(X, k, depth, alpha, beta, out)
 
@@ -1561,10 +1560,7 @@ cdef int skel_ab(const Solve* X, int idx, int depth, int alpha, int beta, Leaf* 
         nd = &X.skel.nodes[idx]
         if nd.deal or nd.n == 0:
             c = nd.s
-            if nd.deal:
-                xdeal(X, &c)
-            return xalphabeta(X, &c, popcount(c.hand[0] | c.hand[1]) if nd.deal else nd.left, depth, alpha,
-                              beta, out)
+            return xalphabeta(X, &c, xdeal(X, &c) if nd.deal else nd.left, depth, alpha, beta, out)
         S.solved += 1
         if nd.left == 4 or nd.left == 6:                # (alphabeta's table)
             key = stock_key(X, nd.pre, nd.s.stock_pos)
