@@ -1058,35 +1058,35 @@ cdef struct TriAt:
     # a tri's node as its lines' leaves read it: the piles (q0, q1), the
     # leaf memo's key of the scope and declarations (kb: leaf_key's; fast:
     # the scope 30 at most, room for a line's sweep, R-SCOPA, and the
-    # declarations 31), and what a line without a capture adds to the piles (z0, z1: the
-    # leftover, to the last capturer, R-LEFTOVER), for the lines are played
-    # out as if no one had captured before the tri (tri_fill)
+    # declarations 31), and the node (s), whose leftover a line without a
+    # capture adds to the piles, for the lines are played out as if no one
+    # had captured before the tri (tri_fill)
     u64 q0
     u64 q1
     u64 kb
-    u64 z0
-    u64 z1
+    const XState* s
     bint fast
 
 cdef inline void tri_at(const XState* s, TriAt* at) noexcept nogil:
-    cdef u64 left = s.table | s.hand[0] | s.hand[1]
     at.q0 = s.pile[0]
     at.q1 = s.pile[1]
     at.fast = ((<unsigned int>s.scope[0] | <unsigned int>s.scope[1]) <= 30
                and (<unsigned int>s.decl[0] | <unsigned int>s.decl[1]) <= 31)
     at.kb = (<u64>s.scope[0] << 40 | <u64>s.scope[1] << 45 | <u64>s.decl[0] << 50 | <u64>s.decl[1] << 55
              | (<u64>1 << 63))                          # (leaf_key's, where fast)
-    at.z0 = left if s.last_capturer == 0 else 0
-    at.z1 = left if s.last_capturer == 1 else 0
+    at.s = s
 
 cdef inline void tri_gains(const TriAt* at, const TriLine* ln, u64* g0, u64* g1) noexcept nogil:
     """The cards a line adds to side 0's and 1's piles: its own, else (none:
-    no capture on it) the leftover."""
+    no capture on it) the node's table and hands, to its last capturer
+    (R-LEFTOVER; nothing without one)."""
+    cdef u64 left
     g0[0] = ln.a & CARDS_MASK
     g1[0] = ln.b
     if not (g0[0] | g1[0]):
-        g0[0] = at.z0
-        g1[0] = at.z1
+        left = at.s.table | at.s.hand[0] | at.s.hand[1]
+        g0[0] = left if at.s.last_capturer == 0 else 0
+        g1[0] = left if at.s.last_capturer == 1 else 0
 
 cdef inline unsigned int tri_marks(const TriLine* ln) noexcept nogil:
     """A TriLine's scope as TailLine's marks."""
