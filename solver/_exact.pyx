@@ -1057,8 +1057,9 @@ cdef inline Tri* xtri_of(const Solve* X, const XState* s, int depth) noexcept no
 cdef struct TriAt:
     # a tri's node as its lines' leaves read it: the piles (q0, q1), the
     # leaf memo's key of the scope and declarations (kb: leaf_key's; fast:
-    # the scope 30 at most, room for a line's sweep, R-SCOPA, and the
-    # declarations 31), and the node (s), whose leftover a line without a
+    # the scope 30 at most, room for a line's sweep, R-SCOPA, the
+    # declarations 31, and a last capturer: every line ends with all the
+    # cards in the piles), and the node (s), whose leftover a line without a
     # capture adds to the piles, for the lines are played out as if no one
     # had captured before the tri (tri_fill)
     u64 q0
@@ -1071,7 +1072,7 @@ cdef inline void tri_at(const XState* s, TriAt* at) noexcept nogil:
     at.q0 = s.pile[0]
     at.q1 = s.pile[1]
     at.fast = ((<unsigned int>s.scope[0] | <unsigned int>s.scope[1]) <= 30
-               and (<unsigned int>s.decl[0] | <unsigned int>s.decl[1]) <= 31)
+               and (<unsigned int>s.decl[0] | <unsigned int>s.decl[1]) <= 31 and s.last_capturer >= 0)
     at.kb = (<u64>s.scope[0] << 40 | <u64>s.scope[1] << 45 | <u64>s.decl[0] << 50 | <u64>s.decl[1] << 55
              | (<u64>1 << 63))                          # (leaf_key's, where fast)
     at.s = s
@@ -1100,14 +1101,12 @@ cdef inline int tri_leaf(const Solve* X, const XState* s, const TriAt* at, const
     return xleaf(X, s, g0, g1, tri_marks(ln), out)
 
 cdef inline LeafEntry* tri_entry(const Solve* X, const TriAt* at, const TriLine* ln) noexcept nogil:
-    """The leaf memo's entry of a line (at.fast), or NULL if it holds another leaf."""
-    cdef u64 g0, g1, p0
+    """The leaf memo's entry of a line (at.fast: all the cards in the piles
+    at its end, side 1's the others), or NULL if it holds another leaf."""
+    cdef u64 g0, g1
     cdef LeafEntry* pair
     tri_gains(at, ln, &g0, &g1)
-    p0 = at.q0 | g0
-    if (p0 | at.q1 | g1) != CARDS_MASK:                 # (cards left on the table: no key)
-        return NULL
-    return leaf_find(X, p0 | (at.kb + (ln.a & (<u64>0xFF << 40)) + (ln.a >> 3 & (<u64>0xFF << 45))), &pair)
+    return leaf_find(X, at.q0 | g0 | (at.kb + (ln.a & (<u64>0xFF << 40)) + (ln.a >> 3 & (<u64>0xFF << 45))), &pair)
 
 cdef inline int tri_obj(const Solve* X, const XState* s, const TriAt* at, const TriLine* ln) noexcept nogil:
     """A line's objective: xleaf's, straight from the leaf memo where it can."""
