@@ -16,6 +16,8 @@ cdef enum:
     TRI_KIDS = 4                # the moves a Tri holds at its node
     TRI_NODES = 6               # the first moves of its tails (in all)
     TRI_LINES = 5               # the lines a Tri holds (in all; a Tri is 128 bytes)
+    DUO_NODES = 3               # the other's moves a Duo holds
+    DUO_LINES = 3               # the lines a Duo holds (in all; a Duo is 64 bytes)
     SKEL_MOVES = 8              # the moves a SkelNode holds (more: searched as they come)
     SKEL_NODES = 1024           # the nodes of the first round's skeleton (352 bytes each, a few touched)
     SKEL_ROOTS = 16             # the root moves it holds
@@ -76,10 +78,9 @@ cdef struct DeclList:
     u64 spare[5]
 
 cdef struct LeafEntry:
-    # a finished hand's leaf by what it depends on: the piles, scope and declarations
-    u64 pile0                   # | bit 63; 0: empty
-    u64 pile1
-    u64 marks                   # scope and declaration points, 16 bits each
+    # a finished hand's leaf by what it depends on: the piles (side 0's, all
+    # the other cards side 1's), scope and declarations (32 bytes)
+    u64 key                     # leaf_key's; 0: empty
     Leaf leaf
 
 cdef struct TailLine:
@@ -101,7 +102,8 @@ cdef struct Tail:
 
 cdef struct TriLine:
     # a Tri's line by what it adds to the piles and the scope (no declaration
-    # comes after a card played in the round)
+    # comes after a card played in the round), played out as if no one had
+    # captured before the tri (the key leaves the last capturer out)
     u64 a                       # side 0's cards | side 0's scope << 40 | side 1's << 48
     u64 b                       # side 1's cards
 
@@ -119,6 +121,21 @@ cdef struct Tri:
     unsigned char n2[TRI_NODES]     # the last moves after each of those (Tail.n2), in order
     TriLine lines[TRI_LINES]
     u64 spare                   # (128 bytes: two cache lines)
+
+cdef struct DuoLine:
+    u64 m                       # the mover's cards | the other's sweep << 40
+    u64 o                       # the other's cards
+
+cdef struct Duo:
+    # a tri's last two plies (tri_direct), the other's one card and the
+    # mover's last on a table, by all they depend on (duo_of): their lines
+    # in the search's order by what they add to the piles and the scope,
+    # played out as if no one had captured before them
+    u64 key                     # duo_of's; 0: empty
+    unsigned char n1            # the other's moves
+    unsigned char n2[DUO_NODES]  # the mover's last moves after each
+    unsigned char spare[4]
+    DuoLine lines[DUO_LINES]
 
 cdef struct SkelNode:
     # a position of the first round (the stock not dealt) as xalphabeta's loop
@@ -147,11 +164,14 @@ cdef struct Tables:
     TTEntry* tt                 # the transposition table
     Hint* hints                 # the move-ordering hints across the splits of the last deal
     MoveList* moves             # the legal moves by (hand, table), with their greedy order
-    LeafEntry* leaves           # the leaves by piles, scope and declarations
+    LeafEntry* leaves           # the leaves by piles, scope and declarations (in leaves_mem)
+    void* leaves_mem
     Tail* tails                 # the last two plays by hands and table (in tails_mem)
     void* tails_mem
     Tri* tris                   # the last three plays by hands and table (in tris_mem)
     void* tris_mem
+    Duo* duos                   # a tri's last two plies by their cards and table (in duos_mem)
+    void* duos_mem
     TableInfo* tables           # gen_plays_2p's cache of tables (in tables_mem)
     void* tables_mem
     DeclList* decls             # the moves with declarations by (hand, table) (in decls_mem)

@@ -30,9 +30,11 @@ lookups, give up.
 
 A tri is played out (tri_direct) from the core's card_plays (_core.pxd: the
 plays of a card on a table of at most 4 cards, with the table's subsets and
-sums from a cache of tables, TableInfo), without the memos of moves and
-tails, where no declaration can come (the seats' first plays of a round:
-tri_build then); the move memo's misses come from gen_plays_2p (the same
+sums from a cache of tables, TableInfo), without the memo of tails (the
+mover's moves from the move memo, the last two plies after each from a
+memo of their own, duo_of: 9 in 10 of them met before), where no
+declaration can come (the seats' first plays of a round: tri_build
+then); the move memo's misses come from gen_plays_2p (the same
 card plays for a hand), else from gen_moves through a memo of the lists
 with declarations (moves_general). The last round's positions with 6, 5
 and 4 cards in the hands are searched by xab (the last's children are
@@ -63,8 +65,8 @@ from libc.string cimport memcmp, memcpy, memset
 
 from cirulla.solver._core cimport (
     N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, Move, Rng, Rules, State, apply_move, bit, cards_in_round, deal_due,
-    TABLE_INFO_BITS, TableInfo, gen_moves, gen_plays_2p, hand_plays, greedy_index, greedy_weights, mix64, popcount,
-    rng_below, side_of, u64)
+    TABLE_INFO_BITS, TableInfo, gen_moves, gen_plays_2p, hand_plays, greedy_index, greedy_weights, lowest, mix64,
+    popcount, rng_below, side_of, u64)
 from cirulla.solver._equity cimport Eval, evaluate, win_of
 from cirulla.solver._paired cimport add_world, can_sweep_next
 from cirulla.solver._search cimport RootMove, load_flag, now_s
@@ -90,11 +92,12 @@ cdef extern from *:
 
 cdef enum:
     TT_BITS = 12
-    MOVES_BITS = 12             # 4096 move lists of 48 bytes (192 KB), 4096 leaves of 48 (192 KB),
-    LEAVES_BITS = 12            # 256 tails of 128 bytes (32 KB: the tris no longer use them), 2048
+    MOVES_BITS = 12             # 4096 move lists of 48 bytes (192 KB), 8192 leaves of 32 (256 KB),
+    LEAVES_BITS = 13            # 256 tails of 128 bytes (32 KB: the tris no longer use them), 2048
     TAILS_BITS = 8              # tris of 128 bytes (256 KB) and the core's 1024 tables (128 KB):
-    TRIS_BITS = 11              # 256 lists with declarations of 256 bytes (64 KB): with the table
-    DECLS_BITS = 8              # and the hints, about a core's L2 cache
+    TRIS_BITS = 11              # 256 lists with declarations of 256 bytes (64 KB), 2048 duos of 64
+    DECLS_BITS = 8              # (128 KB): with the table and the hints, about a core's L2 cache
+    DUOS_BITS = 11
     PACKED = XCAP // 2          # where a row of Search.buf holds its packed moves (at most 64)
     TT_EXACT = 1
     TT_LOWER = 2
@@ -110,7 +113,15 @@ cdef extern from *:
     """
     #define CIRULLA_CARDS_MASK ((1ULL << 40) - 1)
     """
-    const u64 CARDS_MASK "CIRULLA_CARDS_MASK"       # the cards of a TriLine's word
+    const u64 CARDS_MASK "CIRULLA_CARDS_MASK"       # the cards (of a pile, of a TriLine's word)
+
+cdef struct Dealt:
+    # the last deal xdeal made from the world's stock: the position and round
+    # it dealt from (pos -1: none yet), the cards each, the hands by seat
+    int pos
+    int round
+    int n
+    u64 hand[2]
 
 cdef struct Solve:
     # one call's search and the tables, what alphabeta threads through its
@@ -122,11 +133,13 @@ cdef struct Solve:
     LeafEntry* leaves
     Tail* tails
     Tri* tris
+    Duo* duos
     TableInfo* tables
     DeclList* decls
     Skel* skel                  # the first round's skeleton (NULL: none)
     int memo                    # 0: without the memos (see _reference): alphabeta, else xalphabeta
     State* full                 # the world's State, which xalphabeta's compact state goes with
+    Dealt* dealt                # xdeal's last deal in this world (the same for all its positions)
     int matta                   # the matta (card 0 without one) and a mask of its capture
     unsigned char matta_mask    # value (0 without one): XState.mval, which the memos' keys hold
 
@@ -165,30 +178,36 @@ cdef void* lines_calloc(size_t size, void** mem) noexcept nogil:
     return <void*>((<size_t>mem[0] + 63) & ~(<size_t>63))
 
 cdef int memos_init(Tables* x) noexcept nogil:
-    """Allocate the empty memos once (1.2 MB, and the skeleton's 0.35 MB of
+    """Allocate the empty memos once (1.4 MB, and the skeleton's 0.35 MB of
     which a holding's worlds touch a few dozen KB; the pages as they are used):
     0, or -1 out of memory (none kept: the solver goes on without)."""
     if x.moves != NULL:
         return 0
     x.moves = <MoveList*>calloc(1 << MOVES_BITS, sizeof(MoveList))
-    x.leaves = <LeafEntry*>calloc(1 << LEAVES_BITS, sizeof(LeafEntry))
-    # the tails, tris, tables and lists with declarations on cache lines: one or two lines each
+    # the leaves, tails, tris, tables and lists with declarations on cache lines: a pair of
+    # leaves a line, the others one or two lines each
+    x.leaves = <LeafEntry*>lines_calloc(((<size_t>1) << LEAVES_BITS) * sizeof(LeafEntry), &x.leaves_mem)
     x.tails = <Tail*>lines_calloc(((<size_t>1) << TAILS_BITS) * sizeof(Tail), &x.tails_mem)
     x.tris = <Tri*>lines_calloc(((<size_t>1) << TRIS_BITS) * sizeof(Tri), &x.tris_mem)
+    x.duos = <Duo*>lines_calloc(((<size_t>1) << DUOS_BITS) * sizeof(Duo), &x.duos_mem)
     x.tables = <TableInfo*>lines_calloc(((<size_t>1) << TABLE_INFO_BITS) * sizeof(TableInfo), &x.tables_mem)
     x.decls = <DeclList*>lines_calloc(((<size_t>1) << DECLS_BITS) * sizeof(DeclList), &x.decls_mem)
     x.skel.nodes = <SkelNode*>lines_calloc(SKEL_NODES * sizeof(SkelNode), &x.skel_mem)
-    if (x.moves == NULL or x.leaves == NULL or x.tails == NULL or x.tris == NULL or x.tables == NULL
-            or x.decls == NULL or x.skel.nodes == NULL):
+    if (x.moves == NULL or x.leaves == NULL or x.tails == NULL or x.tris == NULL or x.duos == NULL
+            or x.tables == NULL or x.decls == NULL or x.skel.nodes == NULL):
         memos_free(x)
         return -1
     return 0
 
 cdef void memos_free(Tables* x) noexcept nogil:
     free(x.moves)
-    free(x.leaves)
+    free(x.leaves_mem)
+    x.leaves_mem = NULL
     free(x.tails_mem)
     free(x.tris_mem)
+    free(x.duos_mem)
+    x.duos_mem = NULL
+    x.duos = NULL
     free(x.tables_mem)
     x.tables_mem = NULL
     free(x.decls_mem)
@@ -481,35 +500,36 @@ cdef inline void xmove(XState* s, const u64* pk, const Move* buf, int i) noexcep
     else:
         xapply(s, &buf[i])
 
-cdef inline void xdeal(const Solve* X, XState* s) noexcept nogil:
+cdef inline int xdeal(const Solve* X, XState* s) noexcept nogil:
     """deal_due on the compact state: a round after the first (no table dealt,
     no void deal) dealt as deal_round deals it, from the world's stock;
-    the first round through the core."""
+    the first round through the core. The cards in the hands after."""
     cdef const State* w = X.full
-    cdef int n, pos = s.stock_pos, seat, _j
-    cdef u64 hd
+    cdef int pos = s.stock_pos, seat = w.dealer ^ 1, k, _j  # R-DEALER: primo di mano
+    cdef Dealt* d = X.dealt
     cdef State* f
     if s.round == 0:                                    # (not in an endgame)
         f = full_of(X, s)
         deal_due(f, &X.S.r, &X.S.rng)
         x_of(f, s)
-        return
-    n = cards_in_round(&X.S.r, s.round)
-    seat = w.dealer ^ 1                                 # R-DEALER: primo di mano
-    hd = 0
-    for _j in range(n):
-        hd |= bit(w.stock[pos]); pos += 1
-    s.hand[seat] = hd
-    hd = 0
-    for _j in range(n):
-        hd |= bit(w.stock[pos]); pos += 1
-    s.hand[seat ^ 1] = hd
-    s.stock_pos = <signed char>pos
-    s.round_cards = <signed char>n
+        return popcount(s.hand[0] | s.hand[1])
+    if d.pos != pos or d.round != s.round:              # (the world's stock: dealt once)
+        d.pos = pos
+        d.round = s.round
+        d.n = cards_in_round(&X.S.r, s.round)
+        for k in range(2):
+            d.hand[seat ^ k] = 0
+            for _j in range(d.n):
+                d.hand[seat ^ k] |= bit(w.stock[pos]); pos += 1
+    s.hand[0] = d.hand[0]
+    s.hand[1] = d.hand[1]
+    s.stock_pos = <signed char>(d.pos + 2 * d.n)
+    s.round_cards = <signed char>d.n
     s.declared = 0
     s.fresh = 3
     s.turn = <signed char>seat
     s.phase = PH_PLAY
+    return 2 * d.n
 
 cdef inline u64 xstate_pre(const XState* s) noexcept nogil:
     """state_key's hash of the compact state before the stock (xstate_key)."""
@@ -546,6 +566,27 @@ cdef inline u64 xstate_key(const Solve* X, const XState* s, int with_stock) noex
     """state_key of the compact state: the same hash of the same fields."""
     return stock_key(X, xstate_pre(s), s.stock_pos if with_stock else -1)
 
+cdef inline u64 leaf_key(u64 p0, u64 p1, int sc0, int sc1, int d0, int d1) noexcept nogil:
+    """The leaf memo's key of a finished hand with the piles p0, p1 and these
+    scope and declaration points: side 0's pile (side 1's the other cards),
+    the four counts 5 bits each from bit 40, bit 63; 0 where it has none
+    (cards out of the piles, a count over 31)."""
+    if (p0 | p1) != CARDS_MASK or (<unsigned int>sc0 | <unsigned int>sc1 | <unsigned int>d0 | <unsigned int>d1) > 31:
+        return 0
+    return p0 | <u64>sc0 << 40 | <u64>sc1 << 45 | <u64>d0 << 50 | <u64>d1 << 55 | (<u64>1 << 63)
+
+cdef inline LeafEntry* leaf_find(const Solve* X, u64 key, LeafEntry** pair) noexcept nogil:
+    """The leaf memo's entry of a leaf by its key (leaf_key's), or NULL; the
+    pair of entries (two ways, a cache line) it goes to in *pair."""
+    cdef LeafEntry* e = &X.leaves[key * <u64>0x9E3779B97F4A7C15 >> (64 - LEAVES_BITS) & ~<u64>1]
+    pair[0] = e
+    if e.key == key:
+        return e
+    e += 1
+    if e.key == key:
+        return e
+    return NULL
+
 cdef int xleaf(const Solve* X, const XState* s, u64 p0, u64 p1, unsigned int marks,
                Leaf* out) noexcept nogil:
     """leaf_of, through the leaf memo, of s finished with the cards p0, p1 added
@@ -553,25 +594,25 @@ cdef int xleaf(const Solve* X, const XState* s, u64 p0, u64 p1, unsigned int mar
     declarations (a finished hand's leaf depends on the piles, scope and
     declaration points alone: score_hand, cappotto_side; the equity's scores,
     the asking side and the mode are the search's). Returns the objective."""
-    cdef u64 q0 = s.pile[0] | p0 | (<u64>1 << 63), q1 = s.pile[1] | p1, key
     cdef int sc0 = s.scope[0] + <int>(marks & 0xFF), sc1 = s.scope[1] + <int>(marks >> 8 & 0xFF)
     cdef int d0 = s.decl[0] + <int>(marks >> 16 & 0xFF), d1 = s.decl[1] + <int>(marks >> 24)
-    cdef LeafEntry* e = NULL
+    cdef u64 key = leaf_key(s.pile[0] | p0, s.pile[1] | p1, sc0, sc1, d0, d1)
+    cdef LeafEntry* e
+    cdef LeafEntry* pair = NULL
     cdef State* t
-    if (<unsigned int>sc0 | <unsigned int>sc1 | <unsigned int>d0 | <unsigned int>d1) <= 0xFFFF:
-        key = <u64>sc0 | <u64>sc1 << 16 | <u64>d0 << 32 | <u64>d1 << 48
-        e = &X.leaves[((q0 * <u64>0x9E3779B97F4A7C15) ^ (q1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
-                      * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
-        if e.pile0 == q0 and e.pile1 == q1 and e.marks == key:
+    if key:
+        e = leaf_find(X, key, &pair)
+        if e != NULL:
             out[0] = e.leaf
             return e.leaf.obj
     t = full_of(X, s)
     t.pile[0] |= p0; t.pile[1] |= p1
     t.scope[0] = sc0; t.scope[1] = sc1; t.decl[0] = d0; t.decl[1] = d1
     leaf_of(X.S, t, out)
-    if e != NULL:
-        e.pile0 = q0; e.pile1 = q1; e.marks = key
-        e.leaf = out[0]
+    if pair != NULL:                                    # first in its pair, the one there before second
+        pair[1] = pair[0]
+        pair.key = key
+        pair.leaf = out[0]
     return out.obj
 
 cdef int moves_general(const Solve* X, const XState* s, Move* buf, u64** pk, int* greedy, MoveList* e,
@@ -803,7 +844,7 @@ cdef int tri_build(const Solve* X, const XState* s, Tri* r, int depth) noexcept 
                 line += 1
                 e0 = d0 + <int>(tl.marks & 0xFF); e1 = d1 + <int>(tl.marks >> 8 & 0xFF)
                 e2 = d2 + <int>(tl.marks >> 16 & 0xFF); e3 = d3 + <int>(tl.marks >> 24)
-                if (<unsigned int>e0 | <unsigned int>e1) > 0xFF or e2 or e3:
+                if (<unsigned int>e0 | <unsigned int>e1) > 1 or e2 or e3:    # (a sweep each at most)
                     return 0
                 r.lines[nl].a = (c2.pile[0] & ~s.pile[0]) | tl.pile0 | <u64>e0 << 40 | <u64>e1 << 48
                 r.lines[nl].b = (c2.pile[1] & ~s.pile[1]) | tl.pile1
@@ -830,20 +871,89 @@ cdef inline int tri_ply(const Solve* X, u64 h, u64 table, int last, int risk, in
     cdef int n = hand_plays(&X.S.r, X.full.cval, GREEDY_W, X.tables, h, table, last, risk, out, greedy)
     return 0 if n > room else n
 
-cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
-    """tri_build without the memos of moves and tails, where card_plays
+cdef int duo_play(const Solve* X, u64 ho, u64 hm1, u64 t1, unsigned char* n2s, DuoLine* lines,
+                  int* nl) noexcept nogil:
+    """A tri's last two plies (tri_direct's, the matta's value set): the
+    other's one card ho, then the mover's last hm1 (the hand's last: no
+    scopa, R-LEFTOVER after), on the table t1, as if no one had captured
+    before them: the other's moves' count, the mover's last moves' after
+    each into n2s, the lines in the search's order into lines (their count
+    in *nl). 0 where they are more than a Tri holds, -1 where card_plays
+    does not cover them."""
+    cdef int n1, n2, g2, g3, j, q, so2
+    cdef u64 t2, t3, go2, gm3, go3
+    cdef u64 mv2[48]
+    cdef u64 mv3[48]
+    nl[0] = 0
+    n1 = tri_ply(X, ho, t1, 0, 1, TRI_NODES, mv2, &g2)
+    if n1 <= 0:
+        return n1
+    for j in range(n1):
+        t2 = table_after(mv2[order_of(j, g2)], t1, &go2)
+        so2 = (go2 != 0) & (t2 == 0)
+        n2 = tri_ply(X, hm1, t2, 1, 0, TRI_LINES - nl[0], mv3, &g3)
+        if n2 <= 0:
+            return n2
+        n2s[j] = n2
+        for q in range(n2):
+            t3 = table_after(mv3[order_of(q, g3)], t2, &gm3)
+            go3 = go2
+            if t3:                                      # R-LEFTOVER: to the last to capture
+                if gm3:
+                    gm3 |= t3
+                elif go2:
+                    go3 |= t3
+            lines[nl[0]].m = gm3 | <u64>so2 << 40
+            lines[nl[0]].o = go3
+            nl[0] += 1
+    return n1
+
+cdef inline int duo_of(const Solve* X, int mval, u64 ho, u64 hm1, u64 t1, unsigned char* n2s, DuoLine* lines,
+                       const unsigned char** pn2, const DuoLine** plines) noexcept nogil:
+    """duo_play's count through the duos' memo (by the table, the two cards
+    and the matta's value, all that the plies read; in pairs of entries,
+    two ways: a new duo first, the one there before second); its counts and
+    lines from the memo's entry, or played out into n2s and lines (kept
+    where they fit a Duo): in *pn2, *plines."""
+    cdef u64 key = t1 | <u64>lowest(ho) << 40 | <u64>lowest(hm1) << 46 | <u64>mval << 52 | (<u64>1 << 63)
+    cdef Duo* pair = &X.duos[key * <u64>0x9E3779B97F4A7C15 >> (64 - DUOS_BITS) & ~<u64>1]
+    cdef int j, n1, nl
+    for j in range(2):
+        if pair[j].key == key:
+            pn2[0] = pair[j].n2
+            plines[0] = pair[j].lines
+            return pair[j].n1
+    n1 = duo_play(X, ho, hm1, t1, n2s, lines, &nl)
+    pn2[0] = n2s
+    plines[0] = lines
+    if 0 < n1 <= DUO_NODES and nl <= DUO_LINES:
+        pair[1] = pair[0]
+        pair.key = key
+        pair.n1 = <unsigned char>n1
+        for j in range(DUO_NODES):                      # (fixed counts: unrolled)
+            pair.n2[j] = n2s[j]
+        for j in range(DUO_LINES):
+            pair.lines[j] = lines[j]
+    return n1
+
+cdef int tri_direct(const Solve* X, const XState* s, Tri* r, int depth) noexcept nogil:
+    """tri_build without the memo of tails, where card_plays
     covers the three plies (2 players, no declaration to make: no seat's
     first play of the round; tables of at most 4 cards): the same moves in
     the same order (hand_plays), played as xplay plays them, into the same
-    lines. 1, 0 where the search would not fit a Tri (tri_build would not
-    either), -1 where card_plays does not cover it (tri_build then)."""
+    lines: the mover's moves from the move memo (xmoves_of, with Search.buf's
+    row depth: hand_plays's there, met more often than the tris), the last
+    two plies after each from the duos' memo (duo_of). 1, 0 where the search
+    would not fit a Tri (tri_build would not either), -1 where card_plays
+    does not cover it (tri_build then)."""
     cdef const Rules* r0 = &X.S.r
-    cdef int m = s.turn, n3, n1, n2, g1, g2, g3, k, j, q, np = 0, nl = 0, first
-    cdef int sm1, so2, lc1, lc2, lc3
-    cdef u64 hm = s.hand[m & 1], ho, t1, t2, t3, hm1, gm1, go2, gm3, go3, pm
-    cdef u64 mv1[48]
-    cdef u64 mv2[48]
-    cdef u64 mv3[48]
+    cdef int m = s.turn, n3, n1, n2, g1, k, j, q, _q, np = 0, nl = 0, first, sm1
+    cdef u64 hm = s.hand[m & 1], ho, t1, hm1, gm1, gm3, go3, so2, pm
+    cdef u64* mv1
+    cdef unsigned char n2s[TRI_NODES]
+    cdef DuoLine duo_lines[TRI_LINES]
+    cdef const unsigned char* pn2
+    cdef const DuoLine* pl
     if (s.fresh & 3 or <unsigned int>m > 1 or r0.five_players or r0.n_players != 2
             or s.stock_pos != N_CARDS):
         return -1
@@ -854,48 +964,45 @@ cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
         X.full.cval[r0.matta] = s.mval
     # the mover's two cards (3 cards left: not the last, a sweep possible);
     # the piles' gains and the scope by mover (m) and other (o), xplay's
-    # capture or drop written out, the last capturer by seat
-    n3 = tri_ply(X, hm, s.table, 0, 1, TRI_KIDS, mv1, &g1)
-    if n3 <= 0:
-        return n3
+    # capture or drop written out
+    n3 = xmoves_of(X, s, &X.S.buf[depth * XCAP], &mv1, &g1)
+    if mv1 == NULL:
+        return -1
+    if n3 == 0 or n3 > TRI_KIDS:
+        return 0
     first = g1 if n3 > 1 else 0
     for k in range(n3):
         pm = mv1[order_of(k, first)]
         t1 = table_after(pm, s.table, &gm1)
         sm1 = (gm1 != 0) & (t1 == 0)
-        lc1 = m if gm1 else s.last_capturer
         hm1 = hm & ~bit(<int>(pm >> 40))
-        # the other's one card (2 left)
-        n1 = tri_ply(X, ho, t1, 0, 1, TRI_NODES - np, mv2, &g2)
+        n1 = duo_of(X, s.mval, ho, hm1, t1, n2s, duo_lines, &pn2, &pl)
         if n1 <= 0:
             return n1
+        if np + n1 > TRI_NODES:
+            return 0
         r.n1[k] = n1
         r.ls[k] = nl
+        q = 0
         for j in range(n1):
-            t2 = table_after(mv2[order_of(j, g2)], t1, &go2)
-            so2 = (go2 != 0) & (t2 == 0)
-            lc2 = (m ^ 1) if go2 else lc1
-            # the mover's last card (the hand's last: no scopa, R-LEFTOVER after)
-            n2 = tri_ply(X, hm1, t2, 1, 0, TRI_LINES - nl, mv3, &g3)
-            if n2 <= 0:
-                return n2
+            n2 = pn2[j]
+            if nl + n2 > TRI_LINES:
+                return 0
             r.n2[np] = n2
             np += 1
-            for q in range(n2):
-                t3 = table_after(mv3[order_of(q, g3)], t2, &gm3)
-                lc3 = m if gm3 else lc2
+            for _q in range(n2):
+                gm3 = pl[q].m & CARDS_MASK
+                so2 = pl[q].m >> 40
+                go3 = pl[q].o
+                q += 1
+                if not (gm3 | go3) and gm1:
+                    gm3 = t1 | ho | hm1                 # no capture after the mover's: its leftover (R-LEFTOVER)
                 gm3 |= gm1
-                go3 = go2
-                if t3 and lc3 >= 0:                     # R-LEFTOVER
-                    if lc3 == m:
-                        gm3 |= t3
-                    else:
-                        go3 |= t3
                 if m == 0:
-                    r.lines[nl].a = gm3 | <u64>sm1 << 40 | <u64>so2 << 48
+                    r.lines[nl].a = gm3 | <u64>sm1 << 40 | so2 << 48
                     r.lines[nl].b = go3
                 else:
-                    r.lines[nl].a = go3 | <u64>so2 << 40 | <u64>sm1 << 48
+                    r.lines[nl].a = go3 | so2 << 40 | <u64>sm1 << 48
                     r.lines[nl].b = gm3
                 nl += 1
     r.n3 = n3
@@ -905,10 +1012,13 @@ cdef int tri_direct(const Solve* X, const XState* s, Tri* r) noexcept nogil:
 cdef Tri* tri_fill(const Solve* X, const XState* s, Tri* r, u64 k0, int depth) noexcept nogil:
     """xtri_of's entry r filled for s (key k0): NULL if the search does not fit a Tri."""
     cdef int k
+    cdef XState c
     r.hand0 = 0                                         # (invalid until complete)
-    k = tri_direct(X, s, r)
+    k = tri_direct(X, s, r, depth)
     if k < 0:
-        k = tri_build(X, s, r, depth)
+        c = s[0]
+        c.last_capturer = -1                            # (the lines without it: tri_gains)
+        k = tri_build(X, &c, r, depth)
     if not k:
         r.n3 = 0                                        # (kept: searched as it comes)
     r.hand1 = s.hand[1]; r.table = s.table; r.hand0 = k0
@@ -918,78 +1028,129 @@ cdef inline Tri* xtri_of(const Solve* X, const XState* s, int depth) noexcept no
     """The tri of s (the stock dealt, two cards in the mover's hand and one in
     the other's) from the memo, or played out into it (tri_fill: tri_direct,
     else tri_build); NULL if it does not fit one. Its key is a tail's
-    (xtail_of) with the seats' fresh marks: all that the moves and plays of
-    the three plies read but the piles, scope and declarations."""
+    (xtail_of) with the seats' fresh marks and without the last capturer:
+    all that the moves and plays of the three plies read but the piles,
+    scope and declarations, and the last capturer, which only a line
+    without a capture reads (tri_gains). The memo holds its tris in pairs (two ways): a tri goes to its pair's
+    entry used less recently (the pair's first entry's `spare` holds which
+    served last), so that two tris met in turn keep each other."""
     cdef u64 k0
+    cdef Tri* pair
     cdef Tri* r
+    cdef int j
     if <unsigned int>s.declared > 3 or <unsigned int>s.round_cards > 15 or <unsigned int>s.turn > 1:
         return NULL
-    k0 = (s.hand[0] | <u64>s.turn << 40 | <u64>(s.last_capturer + 1) << 41 | <u64>s.declared << 43
+    k0 = (s.hand[0] | <u64>s.turn << 40 | <u64>s.declared << 43
           | <u64>s.mval << 45 | <u64>s.round_cards << 49 | <u64>(s.fresh & 3) << 53
           | (<u64>1 << 63))
-    r = &X.tris[((k0 * <u64>0x9E3779B97F4A7C15) ^ (s.hand[1] * <u64>0xC2B2AE3D27D4EB4F) ^ s.table)
-                * <u64>0xBF58476D1CE4E5B9 >> (64 - TRIS_BITS)]
-    if r.hand0 == k0 and r.hand1 == s.hand[1] and r.table == s.table:
-        return r if r.n3 else NULL
-    return tri_fill(X, s, r, k0, depth)
+    pair = &X.tris[((k0 * <u64>0x9E3779B97F4A7C15) ^ (s.hand[1] * <u64>0xC2B2AE3D27D4EB4F) ^ s.table)
+                   * <u64>0xBF58476D1CE4E5B9 >> (64 - TRIS_BITS) & ~<u64>1]
+    for j in range(2):
+        r = &pair[j]
+        if r.hand0 == k0 and r.hand1 == s.hand[1] and r.table == s.table:
+            pair.spare = j
+            return r if r.n3 else NULL
+    j = 1 - <int>pair.spare
+    pair.spare = j
+    return tri_fill(X, s, &pair[j], k0, depth)
+
+cdef struct TriAt:
+    # a tri's node as its lines' leaves read it: the piles (q0, q1), the
+    # leaf memo's key of the scope and declarations (kb: leaf_key's; fast:
+    # the scope 30 at most, room for a line's sweep, R-SCOPA, the
+    # declarations 31, and a last capturer: every line ends with all the
+    # cards in the piles), and the node (s), whose leftover a line without a
+    # capture adds to the piles, for the lines are played out as if no one
+    # had captured before the tri (tri_fill)
+    u64 q0
+    u64 q1
+    u64 kb
+    const XState* s
+    bint fast
+
+cdef inline void tri_at(const XState* s, TriAt* at) noexcept nogil:
+    at.q0 = s.pile[0]
+    at.q1 = s.pile[1]
+    at.fast = ((<unsigned int>s.scope[0] | <unsigned int>s.scope[1]) <= 30
+               and (<unsigned int>s.decl[0] | <unsigned int>s.decl[1]) <= 31 and s.last_capturer >= 0)
+    at.kb = (<u64>s.scope[0] << 40 | <u64>s.scope[1] << 45 | <u64>s.decl[0] << 50 | <u64>s.decl[1] << 55
+             | (<u64>1 << 63))                          # (leaf_key's, where fast)
+    at.s = s
+
+cdef inline void tri_gains(const TriAt* at, const TriLine* ln, u64* g0, u64* g1) noexcept nogil:
+    """The cards a line adds to side 0's and 1's piles: its own, else (none:
+    no capture on it) the node's table and hands, to its last capturer
+    (R-LEFTOVER; nothing without one)."""
+    cdef u64 left
+    g0[0] = ln.a & CARDS_MASK
+    g1[0] = ln.b
+    if not (g0[0] | g1[0]):
+        left = at.s.table | at.s.hand[0] | at.s.hand[1]
+        g0[0] = left if at.s.last_capturer == 0 else 0
+        g1[0] = left if at.s.last_capturer == 1 else 0
 
 cdef inline unsigned int tri_marks(const TriLine* ln) noexcept nogil:
     """A TriLine's scope as TailLine's marks."""
     return <unsigned int>(ln.a >> 40 & 0xFF) | <unsigned int>(ln.a >> 48 & 0xFF) << 8
 
-cdef inline LeafEntry* tri_entry(const Solve* X, const TriLine* ln, u64 q0, u64 q1, u64 kb) noexcept nogil:
-    """The leaf memo's entry of a line (q0, q1, kb: xleaf's key of the tri's
-    node, its scope and declarations all 0xFF00 at most), or NULL if it holds
-    another leaf."""
-    cdef u64 p0 = q0 | (ln.a & CARDS_MASK), p1 = q1 | ln.b, key = kb + ((ln.a >> 40 & 0xFF) | (ln.a >> 32 & 0xFF0000))
-    cdef LeafEntry* e = &X.leaves[((p0 * <u64>0x9E3779B97F4A7C15) ^ (p1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
-                                  * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
-    if e.pile0 == p0 and e.pile1 == p1 and e.marks == key:
-        return e
-    return NULL
+cdef inline int tri_leaf(const Solve* X, const XState* s, const TriAt* at, const TriLine* ln,
+                         Leaf* out) noexcept nogil:
+    """A line's leaf into out (xleaf's), its objective returned."""
+    cdef u64 g0, g1
+    tri_gains(at, ln, &g0, &g1)
+    return xleaf(X, s, g0, g1, tri_marks(ln), out)
 
-cdef inline int tri_obj(const Solve* X, const XState* s, const TriLine* ln, u64 q0, u64 q1, u64 kb,
-                        bint fast) noexcept nogil:
+cdef inline LeafEntry* tri_entry(const Solve* X, const TriAt* at, const TriLine* ln) noexcept nogil:
+    """The leaf memo's entry of a line (at.fast: all the cards in the piles
+    at its end, side 1's the others), or NULL if it holds another leaf."""
+    cdef u64 g0, g1
+    cdef LeafEntry* pair
+    tri_gains(at, ln, &g0, &g1)
+    return leaf_find(X, at.q0 | g0 | (at.kb + (ln.a & (<u64>0xFF << 40)) + (ln.a >> 3 & (<u64>0xFF << 45))), &pair)
+
+cdef inline int tri_obj(const Solve* X, const XState* s, const TriAt* at, const TriLine* ln) noexcept nogil:
     """A line's objective: xleaf's, straight from the leaf memo where it can."""
     cdef Leaf lf
     cdef LeafEntry* e
-    if fast:
-        e = tri_entry(X, ln, q0, q1, kb)
+    if at.fast:
+        e = tri_entry(X, at, ln)
         if e != NULL:
             return e.leaf.obj
-    return xleaf(X, s, ln.a & CARDS_MASK, ln.b, tri_marks(ln), &lf)
+    return tri_leaf(X, s, at, ln, &lf)
 
-cdef inline int tri_second(const Solve* X, const XState* s, const Tri* r, int line, int n2, bint maxing,
-                           int alpha, int beta, u64 q0, u64 q1, u64 kb, bint fast, int* best_line,
-                           long* count) noexcept nogil:
+cdef inline int tri_second(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int line, int n2,
+                           bint maxing, int alpha, int beta, int* best_line, long* count) noexcept nogil:
     """tail_second on a tri's lines line.. (maxing: for the last player); the
     line of the value in best_line, the positions added to count."""
     cdef int k, v, best
+    cdef const TriLine* ln
     count[0] += 1
     if n2 == 1:
         count[0] += 1
         best_line[0] = line
-        return tri_obj(X, s, &r.lines[line], q0, q1, kb, fast)
+        return tri_obj(X, s, at, &r.lines[line])
     best = -(1 << 30) if maxing else (1 << 30)
     for k in range(n2):
         count[0] += 1
-        v = tri_obj(X, s, &r.lines[line + k], q0, q1, kb, fast)
+        ln = &r.lines[line + k]
+        if k and ln.a == ln[-1].a and ln.b == ln[-1].b:
+            continue                                    # (the line before again, the last card's captures: no news)
+        v = tri_obj(X, s, at, ln)
         if improves(v, maxing, &best, &alpha, &beta):
             best_line[0] = line + k
         if alpha >= beta:
             break
     return best
 
-cdef inline int tri_tail(const Solve* X, const XState* s, const Tri* r, int node, int line, int n1,
-                         bint maxing, int alpha, int beta, u64 q0, u64 q1, u64 kb, bint fast, int* best_line,
-                         long* count) noexcept nogil:
+cdef inline int tri_tail(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int node, int line,
+                         int n1, bint maxing, int alpha, int beta, int* best_line, long* count) noexcept nogil:
     """tail_replay of a tri's tail (its nodes node.., lines line..; maxing: for its mover)."""
     cdef int i, v, best, bl = 0
     if n1 == 1:
-        return tri_second(X, s, r, line, r.n2[node], not maxing, alpha, beta, q0, q1, kb, fast, best_line, count)
+        return tri_second(X, s, at, r, line, r.n2[node], not maxing, alpha, beta, best_line, count)
     best = -(1 << 30) if maxing else (1 << 30)
     for i in range(n1):
-        v = tri_second(X, s, r, line, r.n2[node + i], not maxing, alpha, beta, q0, q1, kb, fast, &bl, count)
+        v = tri_second(X, s, at, r, line, r.n2[node + i], not maxing, alpha, beta, &bl, count)
         line += r.n2[node + i]
         if improves(v, maxing, &best, &alpha, &beta):
             best_line[0] = bl
@@ -997,17 +1158,15 @@ cdef inline int tri_tail(const Solve* X, const XState* s, const Tri* r, int node
             break
     return best
 
-cdef int tri_flat(const Solve* X, const XState* s, const Tri* r, int alpha, int beta,
-                  Leaf* out) noexcept nogil:
+cdef inline int tri_flat(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int alpha, int beta,
+                         Leaf* out) noexcept nogil:
     """tri_replay of a flat tri (each tail one line: the mover's move k, then
     the other's one and the mover's last, three positions) where the scope
-    and the declarations leave room for the leaf memo's key: the values
-    straight from the memo, the best line's leaf into out as it is found."""
+    and the declarations leave room for the leaf memo's key (at.fast): the
+    values straight from the memo, the best line's leaf into out as it is
+    found."""
     cdef int k, v, best, n = r.n3
     cdef bint mx = s.turn == X.S.me, better
-    cdef u64 q0 = s.pile[0] | (<u64>1 << 63), q1 = s.pile[1], p0, p1, key
-    cdef u64 kb = (<u64><unsigned short>s.scope[0] | <u64><unsigned short>s.scope[1] << 16
-                   | <u64><unsigned short>s.decl[0] << 32 | <u64><unsigned short>s.decl[1] << 48)
     cdef const TriLine* ln
     cdef LeafEntry* e
     cdef Leaf lf
@@ -1016,19 +1175,15 @@ cdef int tri_flat(const Solve* X, const XState* s, const Tri* r, int alpha, int 
     while k < n:
         ln = &r.lines[k]
         k += 1
-        p0 = q0 | (ln.a & CARDS_MASK)
-        p1 = q1 | ln.b
-        key = kb + ((ln.a >> 40 & 0xFF) | (ln.a >> 32 & 0xFF0000))
-        e = &X.leaves[((p0 * <u64>0x9E3779B97F4A7C15) ^ (p1 * <u64>0xC2B2AE3D27D4EB4F) ^ key)
-                      * <u64>0xBF58476D1CE4E5B9 >> (64 - LEAVES_BITS)]
-        if e.pile0 == p0 and e.pile1 == p1 and e.marks == key:
+        e = tri_entry(X, at, ln)
+        if e != NULL:
             v = e.leaf.obj
             better = v > best if mx else v < best
             if better:
                 best = v
                 out[0] = e.leaf
         else:
-            v = xleaf(X, s, ln.a & CARDS_MASK, ln.b, tri_marks(ln), &lf)
+            v = tri_leaf(X, s, at, ln, &lf)
             better = v > best if mx else v < best
             if better:
                 best = v
@@ -1051,33 +1206,29 @@ cdef inline int tri_replay(const Solve* X, const XState* s, const Tri* r, int al
     objectives come straight from the leaf memo (where the scope and the
     declarations leave room for its key), the line found's leaf at the end:
     tri_flat, else tri_lines."""
-    if r.flat and (<unsigned int>s.scope[0] | <unsigned int>s.scope[1] | <unsigned int>s.decl[0]
-                   | <unsigned int>s.decl[1]) <= 0xFF00:
-        return tri_flat(X, s, r, alpha, beta, out)
-    return tri_lines(X, s, r, alpha, beta, out)
+    cdef TriAt at
+    tri_at(s, &at)
+    if r.flat and at.fast:
+        return tri_flat(X, s, &at, r, alpha, beta, out)
+    return tri_lines(X, s, &at, r, alpha, beta, out)
 
-cdef int tri_lines(const Solve* X, const XState* s, const Tri* r, int alpha, int beta,
+cdef int tri_lines(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int alpha, int beta,
                    Leaf* out) noexcept nogil:
     """tri_replay of a tri that is not flat (or whose node's scope and
     declarations leave no room for the leaf memo's key)."""
     cdef int k, v, best, node = 0, bl = 0, best_line = 0
     cdef long count = 0
     cdef bint maxing = s.turn == X.S.me
-    cdef bint fast = (<unsigned int>s.scope[0] | <unsigned int>s.scope[1] | <unsigned int>s.decl[0]
-                      | <unsigned int>s.decl[1]) <= 0xFF00
-    cdef u64 q0 = s.pile[0] | (<u64>1 << 63), q1 = s.pile[1]
-    cdef u64 kb = (<u64><unsigned short>s.scope[0] | <u64><unsigned short>s.scope[1] << 16
-                   | <u64><unsigned short>s.decl[0] << 32 | <u64><unsigned short>s.decl[1] << 48)
     cdef LeafEntry* e
     cdef const TriLine* ln
     if r.n3 == 1:                                       # (alphabeta's chain of one move)
         count = 1
-        best = tri_tail(X, s, r, 0, 0, r.n1[0], not maxing, alpha, beta, q0, q1, kb, fast, &best_line, &count)
+        best = tri_tail(X, s, at, r, 0, 0, r.n1[0], not maxing, alpha, beta, &best_line, &count)
     else:
         best = -(1 << 30) if maxing else (1 << 30)
         for k in range(r.n3):
             count += 1
-            v = tri_tail(X, s, r, node, r.ls[k], r.n1[k], not maxing, alpha, beta, q0, q1, kb, fast, &bl, &count)
+            v = tri_tail(X, s, at, r, node, r.ls[k], r.n1[k], not maxing, alpha, beta, &bl, &count)
             node += r.n1[k]
             if improves(v, maxing, &best, &alpha, &beta):
                 best_line = bl
@@ -1085,12 +1236,13 @@ cdef int tri_lines(const Solve* X, const XState* s, const Tri* r, int alpha, int
                 break
     X.S.solved += count
     ln = &r.lines[best_line]
-    e = tri_entry(X, ln, q0, q1, kb) if fast else NULL
+    e = tri_entry(X, at, ln) if at.fast else NULL
     if e != NULL:
         out[0] = e.leaf
     else:
-        xleaf(X, s, ln.a & CARDS_MASK, ln.b, tri_marks(ln), out)
+        tri_leaf(X, s, at, ln, out)
     return best
+
 
 cdef inline int hint_first(const Hint* h, u64 hkey, const u64* pk, const Move* buf, int n, int g) noexcept nogil:
     """The move alphabeta searches first among n (packed in pk, else in buf):
@@ -1263,8 +1415,7 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
         xmove(s, pk, buf, 0)                            # (alphabeta's chain of one move)
         left -= pk != NULL or buf[0].card >= 0
         if s.phase == PH_DEAL:
-            xdeal(X, s)
-            left = popcount(s.hand[0] | s.hand[1])
+            left = xdeal(X, s)
         depth += 1
     if n > 1:
         first = g                                       # (alphabeta's order)
@@ -1289,8 +1440,7 @@ cdef int xalphabeta(const Solve* X, XState* s, int left, int depth, int alpha, i
         else:
             cleft = left - (pk != NULL or buf[mi].card >= 0)
             if child.phase != PH_PLAY:
-                xdeal(X, child)
-                cleft = popcount(child.hand[0] | child.hand[1])
+                cleft = xdeal(X, child)
             tl = NULL
             tr = NULL
             if cleft == 3 and child.stock_pos == N_CARDS:
@@ -1387,8 +1537,7 @@ cdef int skel_child(const Solve* X, int idx, int mi, int depth, int alpha, int b
         X.skel.nodes[idx].kids[mi] = <short>k
         if k < 0:
             if c.phase != PH_PLAY:
-                xdeal(X, &c)
-                cleft = popcount(c.hand[0] | c.hand[1])
+                cleft = xdeal(X, &c)
             return xalphabeta(X, &c, cleft, depth, alpha, beta, out)
     return skel_ab(X, k, depth, alpha, beta, out)
 
@@ -1410,10 +1559,7 @@ cdef int skel_ab(const Solve* X, int idx, int depth, int alpha, int beta, Leaf* 
         nd = &X.skel.nodes[idx]
         if nd.deal or nd.n == 0:
             c = nd.s
-            if nd.deal:
-                xdeal(X, &c)
-            return xalphabeta(X, &c, popcount(c.hand[0] | c.hand[1]) if nd.deal else nd.left, depth, alpha,
-                              beta, out)
+            return xalphabeta(X, &c, xdeal(X, &c) if nd.deal else nd.left, depth, alpha, beta, out)
         S.solved += 1
         if nd.left == 4 or nd.left == 6:                # (alphabeta's table)
             key = stock_key(X, nd.pre, nd.s.stock_pos)
@@ -1455,6 +1601,7 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
     cdef int m, j, k
     cdef RootMove* rm
     cdef Search* S = X.S
+    X.dealt.pos = -1                                    # (another world: another stock)
     for m in range(S.n_root):
         rm = &S.roots[m]
         memcpy(&s, w, sizeof(State))
@@ -1508,14 +1655,17 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     cdef Rng order
     cdef Solve X
     cdef State full
+    cdef Dealt dealt
     # the memos for the many worlds of the last two rounds; one world (the
     # last round, or the true one) is solved faster than they fill
     X.memo = (not REFERENCE and not k.fixed and ns > 0 and r.n_players == 2 and r.n_sides == 2
               and not r.five_players and memos_init(x) == 0)
     X.full = &full
+    X.dealt = &dealt
     X.S = S; X.tt = x.tt; X.hints = x.hints; X.moves = x.moves; X.leaves = x.leaves
     X.tails = x.tails
     X.tris = x.tris
+    X.duos = x.duos
     X.tables = x.tables
     X.decls = x.decls
     X.skel = &x.skel if X.memo else NULL
