@@ -80,7 +80,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CancelToken", "DEFAULT_BUDGET", "Knowledge", "MoveStats", "RankedBy", "SearchBudget", "SearchMethod",
            "SearchResult", "StopReason", "StoppingRule", "Tuning", "search",
-           "flat_monte_carlo", "run_search", "match_sensitive", "equity_table", "win_chance", "dealer_edge"]
+           "flat_monte_carlo", "run_search", "searcher_knobs", "match_sensitive", "equity_table", "win_chance",
+           "dealer_edge"]
 
 PAIRED_SHARE = 0.25         # of the budget, for the paired phase
 MIN_WORLDS = 8              # the paired phase always sees at least this many worlds
@@ -627,6 +628,20 @@ def _pick_method(know: Knowledge, n_moves: int, tuning: Tuning, program: float) 
     return SearchMethod.ISMCTS
 
 
+def searcher_knobs(rules: Rules, tuning: Tuning = Tuning()) -> SearchParams:
+    """The Searcher's knobs run_search gives it: the inference's defaults for
+    these rules, then tuning.knobs."""
+    # the baseline samples worlds uniformly; the search weighs them by the plays seen, each
+    # seat read as the greedy program or otherwise; with 2 players the others by the plays'
+    # probabilities under both softmax models; with more, by greedy's regret (the learned
+    # model on every play of three other seats made a decision 2.6 times as costly)
+    knobs = SearchParams(infer_t=0.0 if tuning.method is SearchMethod.FLAT else INFER_T, infer_program=INFER_PROGRAM)
+    if rules.players == 2:
+        knobs["infer_mix"], knobs["infer_soft"] = INFER_MIX, 1
+    knobs.update(tuning.knobs)
+    return knobs
+
+
 def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: Tuning = Tuning()) -> SearchResult:
     """The search behind search() and flat_monte_carlo(), on what `know` says,
     within `budget` (validated when it was made), run as `tuning` says.
@@ -644,14 +659,7 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
     stop = budget.cancel._flag if budget.cancel is not None else _search.StopFlag()
     match_mode = bool(tuning.sensitive and equity is not None)
     threads, seed = budget.threads, budget.seed
-    # the baseline samples worlds uniformly; the search weighs them by the plays seen, each
-    # seat read as the greedy program or otherwise; with 2 players the others by the plays'
-    # probabilities under both softmax models; with more, by greedy's regret (the learned
-    # model on every play of three other seats made a decision 2.6 times as costly)
-    knobs = SearchParams(infer_t=0.0 if tuning.method is SearchMethod.FLAT else INFER_T, infer_program=INFER_PROGRAM)
-    if know.rules.players == 2:
-        knobs["infer_mix"], knobs["infer_soft"] = INFER_MIX, 1
-    knobs.update(tuning.knobs)
+    knobs = searcher_knobs(rules, tuning)
     searchers = [know.searcher(_thread_seed(seed, t), stop, equity=equity, match_mode=match_mode, **knobs)
                  for t in range(threads)]
     n_moves = len(searchers[0].root_moves)
