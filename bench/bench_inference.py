@@ -14,6 +14,10 @@ log-likelihood of the true hand over the unseen cards. Printed as
 
 - ``inference_gain_MODEL_vs_OPPONENT``: mean score over uniform draws, nats
   per position, 95% interval (paired over the positions);
+- ``inference_program_MODEL_vs_OPPONENT``: at the last two rounds, the
+  opponent's mean weight as the greedy program, and how often it reaches
+  search.EXACT_PROGRAM (where the search plays those rounds out instead of
+  solving them exactly);
 - ``inference_positions_vs_OPPONENT``: how many positions were read.
 
 A model is a name and arena knobs over run_search's defaults
@@ -36,7 +40,7 @@ from cirulla.solver.arena import EngineSpec, make_player
 from cirulla.solver.errors import CirullaError
 from cirulla.solver.match import Match
 from cirulla.solver.rules import Rules
-from cirulla.solver.search import Knowledge, SearchParams, Tuning, _search, searcher_knobs
+from cirulla.solver.search import EXACT_PROGRAM, Knowledge, SearchParams, Tuning, _search, searcher_knobs
 
 DEFAULT_MODELS = "uniform=inf=0;default=;program_only=imix=0,iprog=0.999;no_program=iprog=0;learned100=imix=1,inf=100"
 
@@ -56,6 +60,11 @@ def positions(me: str, opponent: str, hands: int, seed: int) -> list[tuple[Knowl
                     out.append((know, match.core.export()["hand"][1 - seat]))
             match.play((mine if match.to_move == seat else theirs)(match))
     return out
+
+
+def program_weight(know: Knowledge, knobs: SearchParams) -> float:
+    """The opponent's weight as the greedy program (TYPE_PROGRAM, the first kind)."""
+    return know.searcher(0, _search.StopFlag(), **knobs).type_weights[1 - know.observer][0]
 
 
 def score(know: Knowledge, true_hand: int, knobs: SearchParams, samples: int, seed: int) -> float:
@@ -108,6 +117,13 @@ def main() -> int:
         mean = statistics.mean(gain)
         print(f"inference_gain_{name}_vs_{tag}: {mean:+.4f} nats per position "
               f"(95% CI {mean - half:+.4f} .. {mean + half:+.4f}) over {next(iter(scores))}")
+    last_two = [k for k, _ in read if 40 - k.base["stock_pos"] <= 6]
+    for name, knobs in models.items():
+        if last_two and knobs.get("infer_t"):
+            weights = [program_weight(k, knobs) for k in last_two]
+            print(f"inference_program_{name}_vs_{tag}: {statistics.mean(weights):.3f} mean at the last two "
+                  f"rounds, {100 * sum(w >= EXACT_PROGRAM for w in weights) / len(weights):.1f}% at or above "
+                  f"{EXACT_PROGRAM} ({len(weights)} positions)")
     return 0
 
 

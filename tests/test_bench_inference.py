@@ -25,6 +25,10 @@ def test_the_default_model_reads_greedys_hand_better_than_uniform_draws() -> Non
     assert gains["default"][1] > 0                          # the interval above uniform's
     assert gains["default"][0] > gains["no_program"][0]     # the program kind is what reads greedy
     assert int(re.search(r"^inference_positions_vs_greedy: (\d+) positions", run.stdout, re.MULTILINE)[1]) > 50
+    # greedy is read as the program by the last two rounds; uniform draws read no kind
+    program = dict(re.findall(r"^inference_program_(\w+)_vs_greedy: (\d\.\d+) mean", run.stdout, re.MULTILINE))
+    assert set(program) == {"default", "no_program"} and float(program["default"]) > 0.8
+    assert float(program["no_program"]) == 0
 
 
 def test_a_bad_model_names_its_knob() -> None:
