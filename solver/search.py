@@ -6,8 +6,8 @@ stock, honouring the R-DECL-CHOICE inference, and drawn in proportion to how
 well they explain the other seats' card plays this round: each play a choice
 among the moves the world's holding allowed, by the kind of player the others
 are read as: a program playing the greedy heuristic's best move, or one
-choosing by the greedy worth or by the learned policy's score, each kind
-weighed by its prior (INFER_PROGRAM, INFER_MIX) and by how well it explains
+choosing by the learned policy's score (2 players) or by the greedy worth
+(more), each kind weighed by its prior (INFER_PROGRAM) and by how well it explains
 their plays of the hand's finished rounds, where their holdings are known
 (_worlds.read_types, play_likelihood); the exact solver weighs its worlds
 the same way), and then, by the position:
@@ -80,7 +80,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CancelToken", "DEFAULT_BUDGET", "Knowledge", "MoveStats", "RankedBy", "SearchBudget", "SearchMethod",
            "SearchResult", "StopReason", "StoppingRule", "Tuning", "search",
-           "flat_monte_carlo", "run_search", "match_sensitive", "equity_table", "win_chance", "dealer_edge"]
+           "flat_monte_carlo", "run_search", "searcher_knobs", "match_sensitive", "equity_table", "win_chance",
+           "dealer_edge"]
 
 PAIRED_SHARE = 0.25         # of the budget, for the paired phase
 MIN_WORLDS = 8              # the paired phase always sees at least this many worlds
@@ -88,7 +89,8 @@ FORCED_WORLDS = 64
 TIE_WORLDS = 256            # rollouts that order the exact solver's equal best moves
 TIE_EPS = 1e-9              # exact figures this close are equal (sums of weighted worlds)
 INFER_T = 50.0              # the inference's temperature, in the greedy worth's units (a scopa is 100)
-INFER_MIX = 0.5             # the inference's model of the others (2 players): the learned policy's weight
+INFER_T_SOFT = 100.0        # 2 players: the softmax's, the learned policy's own (its score is 100 x the logit)
+INFER_MIX = 1.0             # the inference's model of the others (2 players): the learned policy's weight
 INFER_PROGRAM = 0.3         # the prior that a seat is a program playing greedy's best move
 EXACT_PROGRAM = 0.9         # the program's weight from which the last rounds are played out, not solved
 EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity table
@@ -627,6 +629,23 @@ def _pick_method(know: Knowledge, n_moves: int, tuning: Tuning, program: float) 
     return SearchMethod.ISMCTS
 
 
+def searcher_knobs(rules: Rules, tuning: Tuning = Tuning()) -> SearchParams:
+    """The Searcher's knobs run_search gives it: the inference's defaults for
+    these rules, then tuning.knobs."""
+    # the baseline samples worlds uniformly; the search weighs them by the plays seen, each
+    # seat read as the greedy program or otherwise; with 2 players otherwise by the plays'
+    # probabilities under the learned policy's softmax (it reads a searching player's hand
+    # best: bench/bench_inference.py); with more, by greedy's regret (the learned model on
+    # every play of three other seats made a decision 2.6 times as costly)
+    knobs = SearchParams(infer_t=INFER_T, infer_program=INFER_PROGRAM)
+    if rules.players == 2:
+        knobs["infer_t"], knobs["infer_mix"], knobs["infer_soft"] = INFER_T_SOFT, INFER_MIX, 1
+    if tuning.method is SearchMethod.FLAT:
+        knobs["infer_t"] = 0.0
+    knobs.update(tuning.knobs)
+    return knobs
+
+
 def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: Tuning = Tuning()) -> SearchResult:
     """The search behind search() and flat_monte_carlo(), on what `know` says,
     within `budget` (validated when it was made), run as `tuning` says.
@@ -644,14 +663,7 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
     stop = budget.cancel._flag if budget.cancel is not None else _search.StopFlag()
     match_mode = bool(tuning.sensitive and equity is not None)
     threads, seed = budget.threads, budget.seed
-    # the baseline samples worlds uniformly; the search weighs them by the plays seen, each
-    # seat read as the greedy program or otherwise; with 2 players the others by the plays'
-    # probabilities under both softmax models; with more, by greedy's regret (the learned
-    # model on every play of three other seats made a decision 2.6 times as costly)
-    knobs = SearchParams(infer_t=0.0 if tuning.method is SearchMethod.FLAT else INFER_T, infer_program=INFER_PROGRAM)
-    if know.rules.players == 2:
-        knobs["infer_mix"], knobs["infer_soft"] = INFER_MIX, 1
-    knobs.update(tuning.knobs)
+    knobs = searcher_knobs(rules, tuning)
     searchers = [know.searcher(_thread_seed(seed, t), stop, equity=equity, match_mode=match_mode, **knobs)
                  for t in range(threads)]
     n_moves = len(searchers[0].root_moves)
