@@ -49,10 +49,20 @@ def played_to(found) -> Match:
 
 
 def sweep() -> Match:
-    """A choice whose best move is plain: a scopa (not an ace's sweep), before the last two rounds."""
-    return played_to(lambda m: m.stock_size > 6 and len(m.legal_moves) >= 3 and len(m.table) >= 2
-                     and any(len(mv.captured) == len(m.table) and mv.card is not None and str(mv.card)[0] != "A"
-                             for mv in m.legal_moves))
+    """A choice whose best move is plain, before the last two rounds: a scopa
+    (not an ace's sweep) worth 1.5 points more than any other move to the
+    greedy heuristic (a scopa alone is not always best: taking a diamond
+    and leaving a card the opponent cannot sweep can be worth more)."""
+    def plain(m: Match) -> bool:
+        if not (m.stock_size > 6 and len(m.legal_moves) >= 3 and len(m.table) >= 2):
+            return False
+        worths = m.core.greedy_worths(m.core.legal_moves())
+        scopa = [len(mv.captured) == len(m.table) and mv.card is not None and str(mv.card)[0] != "A"
+                 for mv in m.legal_moves]
+        best = max((w for w, s in zip(worths, scopa, strict=True) if s), default=None)
+        return best is not None and all(best >= w + 150 for w, s in zip(worths, scopa, strict=True) if not s)
+
+    return played_to(plain)
 
 
 # --- one budget type, checked once --------------------------------------------------
