@@ -6,8 +6,8 @@ stock, honouring the R-DECL-CHOICE inference, and drawn in proportion to how
 well they explain the other seats' card plays this round: each play a choice
 among the moves the world's holding allowed, by the kind of player the others
 are read as: a program playing the greedy heuristic's best move, or one
-choosing by the learned policy's score (2 players) or by the greedy worth
-(more), each kind weighed by its prior (INFER_PROGRAM) and by how well it explains
+choosing by the greedy worth or by the learned policy's score, each kind
+weighed by its prior (INFER_PROGRAM, INFER_MIX) and by how well it explains
 their plays of the hand's finished rounds, where their holdings are known
 (_worlds.read_types, play_likelihood); the exact solver weighs its worlds
 the same way), and then, by the position:
@@ -89,8 +89,7 @@ FORCED_WORLDS = 64
 TIE_WORLDS = 256            # rollouts that order the exact solver's equal best moves
 TIE_EPS = 1e-9              # exact figures this close are equal (sums of weighted worlds)
 INFER_T = 50.0              # the inference's temperature, in the greedy worth's units (a scopa is 100)
-INFER_T_SOFT = 100.0        # 2 players: the softmax's, the learned policy's own (its score is 100 x the logit)
-INFER_MIX = 1.0             # the inference's model of the others (2 players): the learned policy's weight
+INFER_MIX = 0.5             # the inference's model of the others (2 players): the learned policy's weight
 INFER_PROGRAM = 0.3         # the prior that a seat is a program playing greedy's best move
 EXACT_PROGRAM = 0.9         # the program's weight from which the last rounds are played out, not solved
 EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity table
@@ -633,15 +632,15 @@ def searcher_knobs(rules: Rules, tuning: Tuning = Tuning()) -> SearchParams:
     """The Searcher's knobs run_search gives it: the inference's defaults for
     these rules, then tuning.knobs."""
     # the baseline samples worlds uniformly; the search weighs them by the plays seen, each
-    # seat read as the greedy program or otherwise; with 2 players otherwise by the plays'
-    # probabilities under the learned policy's softmax (it reads a searching player's hand
-    # best: bench/bench_inference.py); with more, by greedy's regret (the learned model on
-    # every play of three other seats made a decision 2.6 times as costly)
-    knobs = SearchParams(infer_t=INFER_T, infer_program=INFER_PROGRAM)
+    # seat read as the greedy program or otherwise; with 2 players the others by the plays'
+    # probabilities under both softmax models (the learned one alone at its own temperature
+    # reads a searching player's hand better, bench/bench_inference.py, but played no
+    # stronger in the arena and cost 1.1 times the CPU: README); with more, by greedy's
+    # regret (the learned model on every play of three other seats made a decision 2.6
+    # times as costly)
+    knobs = SearchParams(infer_t=0.0 if tuning.method is SearchMethod.FLAT else INFER_T, infer_program=INFER_PROGRAM)
     if rules.players == 2:
-        knobs["infer_t"], knobs["infer_mix"], knobs["infer_soft"] = INFER_T_SOFT, INFER_MIX, 1
-    if tuning.method is SearchMethod.FLAT:
-        knobs["infer_t"] = 0.0
+        knobs["infer_mix"], knobs["infer_soft"] = INFER_MIX, 1
     knobs.update(tuning.knobs)
     return knobs
 

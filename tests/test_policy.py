@@ -244,9 +244,8 @@ def test_the_inference_mixes_its_two_models():
 
 
 def test_four_players_keep_the_greedy_regret_inference():
-    """With 4 players the default inference is greedy's regret (the softmax
-    model's cost grows with the plays of three other seats); with 2, the
-    learned policy's softmax at its own temperature."""
+    """With 4 players the default inference is greedy's regret (the mixed
+    model's cost grows with the plays of three other seats); with 2, the mix."""
     for players, mixed in ((4, False), (2, True)):
         m = Match(Rules(players=players), seed=5)
         while not (m.stock_size > 6 and any(p[1] != m.to_move for p in m.view(m.to_move).round_plays())):
@@ -259,7 +258,7 @@ def test_four_players_keep_the_greedy_regret_inference():
 
         default, regret = points(know), points(know, infer_mix=0.0, infer_soft=0)
         assert (default != regret) == mixed
-        assert (default == points(know, infer_t=100.0, infer_mix=1.0, infer_soft=1)) == mixed
+        assert (default == points(know, infer_mix=0.5, infer_soft=1)) == mixed
         assert default != points(know, infer_program=0.0)      # the greedy program a kind with any count
 
 

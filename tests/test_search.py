@@ -25,7 +25,6 @@ from cirulla.solver.search import (
     INFER_MIX,
     INFER_PROGRAM,
     INFER_T,
-    INFER_T_SOFT,
     CancelToken,
     Knowledge,
     SearchBudget,
@@ -629,7 +628,7 @@ def test_last_two_rounds_average_every_world(seed):
     match = _endgame(Rules(), seed, 6, 2)
     seat = match.to_move
     res = search(match.view(seat), SearchBudget(seed=1))
-    want = brute_expected(match, seat, infer_t=INFER_T_SOFT)
+    want = brute_expected(match, seat, infer_t=INFER_T)
     assert res.method == "exact"
     assert res.info["worlds"] == math.comb(len(match.view(seat).unseen()),
                                            match.view(seat).hidden_count(1 - seat)) * 20
@@ -730,10 +729,10 @@ def test_exact_worlds_honour_the_declaration_inference():
     seat = match.to_move
     view = match.view(seat)
     res = search(view, SearchBudget(seed=1))
-    want = brute_expected(match, seat, holds_no_buona=True, infer_t=INFER_T_SOFT)
+    want = brute_expected(match, seat, holds_no_buona=True, infer_t=INFER_T)
     assert res.method == "exact"
     assert {m.move: m.expected_points for m in res.moves} == pytest.approx(want, abs=1e-9)
-    every = brute_expected(match, seat, infer_t=INFER_T_SOFT)
+    every = brute_expected(match, seat, infer_t=INFER_T)
     assert res.info["worlds"] < 7 * 20 and want != every
 
 
