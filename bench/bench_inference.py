@@ -45,12 +45,28 @@ from cirulla.solver.search import EXACT_PROGRAM, Knowledge, SearchParams, Tuning
 DEFAULT_MODELS = "uniform=inf=0;default=;program_only=imix=0,iprog=0.999;no_program=iprog=0;learned100=imix=1,inf=100"
 
 
-def positions(me: str, opponent: str, hands: int, seed: int) -> list[tuple[Knowledge, int]]:
+def engine(text: str) -> EngineSpec:
+    """An arena engine spec this process can play (argparse's type: a bad one is a usage error)."""
+    try:
+        spec = EngineSpec.parse(text)
+        make_player(spec, 0)                    # refuses what it cannot play here (remote)
+    except CirullaError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return spec
+
+
+def positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def positions(me: EngineSpec, opponent: EngineSpec, hands: int, seed: int) -> list[tuple[Knowledge, int]]:
     """(what seat A knows, the opponent's hand) at seat A's decisions with something to read."""
     rules, out = Rules().replace(hands=1), []
     for h in range(hands):
-        mine = make_player(EngineSpec.parse(me), seed + h)
-        theirs = make_player(EngineSpec.parse(opponent), seed + h + 1_000_000)
+        mine = make_player(me, seed + h)
+        theirs = make_player(opponent, seed + h + 1_000_000)
         match, seat = Match(rules, seed=seed + h, dealer=(seed + h) % 2), h % 2
         while not match.is_over:
             view = match.view(match.to_move)
@@ -86,11 +102,12 @@ def score(know: Knowledge, true_hand: int, knobs: SearchParams, samples: int, se
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--opponent", default="ismcts:10000it", help="the engine whose hand is read (arena spec)")
-    ap.add_argument("--me", default="ismcts:1000it", help="the reading seat's engine (arena spec)")
-    ap.add_argument("--hands", type=int, default=150)
+    ap.add_argument("--opponent", type=engine, default="ismcts:10000it",
+                    help="the engine whose hand is read (arena spec)")
+    ap.add_argument("--me", type=engine, default="ismcts:1000it", help="the reading seat's engine (arena spec)")
+    ap.add_argument("--hands", type=positive, default=150)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--samples", type=int, default=300, help="worlds drawn per model and position")
+    ap.add_argument("--samples", type=positive, default=300, help="worlds drawn per model and position")
     ap.add_argument("--models", default=DEFAULT_MODELS, help="NAME=KNOBS;... (arena knobs; the first is the yardstick)")
     args = ap.parse_args()
     rules = Rules()
@@ -109,7 +126,7 @@ def main() -> int:
     scores = {name: [score(k, hand, knobs, args.samples, i) for i, (k, hand) in enumerate(read)]
               for name, knobs in models.items()}
     yardstick = next(iter(scores.values()))
-    tag = args.opponent.replace(":", "_").replace(",", "_").replace("=", "")
+    tag = str(args.opponent).replace(":", "_").replace(",", "_").replace("=", "")
     print(f"inference_positions_vs_{tag}: {len(read)} positions")
     for name, s in scores.items():
         gain = [a - b for a, b in zip(s, yardstick, strict=True)]

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_inference.py"
 NUMBER = r"([-+]\d+\.\d+)"
 FIGURE = rf"^inference_gain_(\w+)_vs_greedy: {NUMBER} nats per position \(95% CI {NUMBER} \.\. {NUMBER}\)"
@@ -36,3 +38,11 @@ def test_a_bad_model_names_its_knob() -> None:
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 2 and "--models: model 'odd'" in run.stderr and "unknown knob 'clever'" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("args, named", [(["--opponent", "clever"], "--opponent"),
+                                         (["--me", "remote:127.0.0.1:1"], "--me"),
+                                         (["--samples", "0"], "--samples")])
+def test_a_bad_engine_or_count_names_its_option(args, named) -> None:
+    run = subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and named in run.stderr and "Traceback" not in run.stderr
