@@ -181,4 +181,4 @@ cdef struct Tables:
 
 cdef int tables_init(Tables* x) noexcept nogil
 cdef void tables_free(Tables* x) noexcept nogil
-cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadline) noexcept nogil
+cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadline, int respond) noexcept nogil

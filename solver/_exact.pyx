@@ -138,6 +138,7 @@ cdef struct Solve:
     DeclList* decls
     Skel* skel                  # the first round's skeleton (NULL: none)
     int memo                    # 0: without the memos (see _reference): alphabeta, else xalphabeta
+    int respond                 # 1: the other seat plays greedy's move (a best response to the program)
     State* full                 # the world's State, which xalphabeta's compact state goes with
     Dealt* dealt                # xdeal's last deal in this world (the same for all its positions)
     int matta                   # the matta (card 0 without one) and a mask of its capture
@@ -354,6 +355,9 @@ cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int
         if n > XCAP:
             n = XCAP
         g = greedy_index(s, &S.r, buf, n) if n > 1 else 0
+        if X.respond and n > 1 and side_of(&S.r, s.turn) != S.me:
+            buf[0] = buf[g]                             # the program's move, the only one it makes
+            n = 1; g = 0
         if n == 0:                                      # (cannot happen in play)
             leaf_of(S, s, out)
             return out.obj
@@ -1631,7 +1635,7 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
             rm.p_cat[j] += weight * lf.cats[j]
     add_world(S, weight)
 
-cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadline) noexcept nogil:
+cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadline, int respond) noexcept nogil:
     """Enumerate the worlds of a 2-player endgame (the opponent's hidden cards x
     the split of the stock between the two seats of the last deal; the order
     within a seat's 3 cards does not matter) and solve the opponent holdings
@@ -1641,8 +1645,10 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     the parts split the holdings; shuffled, the holdings solved when the
     `deadline` (monotonic seconds, 0: none) or the stop flag cuts the solve
     short are a fair sample of them all. Worlds breaking the R-DECL-CHOICE
-    inference are skipped. Returns the worlds solved (this part's share), or
-    -1 if cut short."""
+    inference are skipped. `respond` 1: the other seat plays the greedy
+    program's move at each of its turns (the best response to a program, by
+    the reference search: its tree is small). Returns the worlds solved (this
+    part's share), or -1 if cut short."""
     cdef Know* k = &S.k
     cdef const Rules* r = &S.r
     cdef State w
@@ -1658,7 +1664,8 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     cdef Dealt dealt
     # the memos for the many worlds of the last two rounds; one world (the
     # last round, or the true one) is solved faster than they fill
-    X.memo = (not REFERENCE and not k.fixed and ns > 0 and r.n_players == 2 and r.n_sides == 2
+    X.respond = respond
+    X.memo = (not REFERENCE and not respond and not k.fixed and ns > 0 and r.n_players == 2 and r.n_sides == 2
               and not r.five_players and memos_init(x) == 0)
     X.full = &full
     X.dealt = &dealt

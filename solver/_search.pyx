@@ -83,7 +83,7 @@ cdef class Searcher:
                  StopFlag stop, list plays=None, list past=None, double infer_t=0.0,
                  double c_ucb=4.0, int eps_milli=100, int follow_min=8, int follow_own=1,
                  double root_floor=0.0, int policy=GREEDY, int infer_policy=GREEDY, int own_policy=-1,
-                 double infer_mix=-1.0, int infer_soft=0, double infer_program=0.0,
+                 double infer_mix=-1.0, int infer_soft=0, double infer_program=0.0, int infer_split=0,
                  EquityTable equity=None, list scores=None, int next_dealer_side=0,
                  bint match_mode=False):
         cdef int i, n
@@ -129,6 +129,10 @@ cdef class Searcher:
         prior[TYPE_GREEDY] = (1.0 - infer_program) * (1.0 - mix)
         prior[TYPE_LEARNED] = (1.0 - infer_program) * mix
         S.k.infer_soft = infer_soft
+        if infer_split not in (0, 1):
+            raise ValueError(f"infer_split must be 0 (the kinds read apart) or 1 (their prior split kept), "
+                             f"got {infer_split}")
+        S.k.infer_split = infer_split
         past = (past or [])[-N_CARDS:]
         for i in range(len(past)):
             seen_play(&past_plays[i], past[i])
@@ -239,12 +243,13 @@ cdef class Searcher:
                 i += 1
         return i
 
-    def exact(self, int part=0, int parts=1, double deadline=0.0):
+    def exact(self, int part=0, int parts=1, double deadline=0.0, bint respond=False):
         """Solve this part of the worlds of a 2-player endgame exactly; the
         number of worlds solved, or -1 if the stop flag or the monotonic
         `deadline` (seconds, 0 for none) cut it short. The opponent holdings
         are visited in a shuffled order, so the worlds solved by then are a
-        fair sample of them all."""
+        fair sample of them all. `respond`: the other seat plays the greedy
+        program's move at its every turn (a best response to the program)."""
         cdef long done
         if self.S.r.n_players != 2:
             raise ValueError("the exact solver is for 2 players")
@@ -253,7 +258,7 @@ cdef class Searcher:
         if tables_init(&self.tables) < 0:
             raise MemoryError()
         with nogil:
-            done = exact_worlds(&self.S, &self.tables, part, parts, deadline)
+            done = exact_worlds(&self.S, &self.tables, part, parts, deadline, respond)
         return done
 
     def sample(self):

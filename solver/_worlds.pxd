@@ -38,6 +38,7 @@ cdef struct Know:
     double infer_t              # the likelihood's temperature (greedy worth units); 0: off
     double type_w[MAX_SEATS][N_TYPES]   # how likely each seat is each kind of player (read_types)
     int infer_soft              # 1: a play's likelihood is its probability (0: by its regret)
+    int infer_split             # 1: the two softmax kinds keep their prior split, each read on its own scale
 
 cdef int has_buona(const Know* k, const Rules* r, int seat, u64 holding) noexcept nogil
 cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const double* prior) noexcept nogil

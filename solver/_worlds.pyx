@@ -157,6 +157,10 @@ cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const
         for j in range(N_TYPES):
             p[j] = 1.0; b[j] = 1.0
         weigh_play(k, r, &t, &past[i], 0, w, 1, p, b)     # the probabilities, whatever infer_soft
+        if k.infer_split and w[TYPE_GREEDY] + w[TYPE_LEARNED] > 0:
+            # the two softmax kinds judged together against the program: their split stays the prior's
+            p[TYPE_GREEDY] = p[TYPE_LEARNED] = ((w[TYPE_GREEDY] * p[TYPE_GREEDY] + w[TYPE_LEARNED] * p[TYPE_LEARNED])
+                                                / (w[TYPE_GREEDY] + w[TYPE_LEARNED]))
         total = 0.0
         for j in range(N_TYPES):
             total += w[j] * p[j]
@@ -204,8 +208,12 @@ cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexc
         if read >> seat & 1:
             num = 0.0; den = 0.0
             for j in range(N_TYPES):
-                num += k.type_w[seat][j] * pr[seat][j]
-                den += k.type_w[seat][j] * b[seat][j]
+                if k.infer_split:                   # each kind over its own bound, then mixed
+                    num += k.type_w[seat][j] * (pr[seat][j] / b[seat][j] if b[seat][j] > 0 else 0.0)
+                    den += k.type_w[seat][j]
+                else:
+                    num += k.type_w[seat][j] * pr[seat][j]
+                    den += k.type_w[seat][j] * b[seat][j]
             if den > 0:
                 out *= num / den
     return out

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias, cast
 
-from . import record
+from . import _search, record
 from .errors import CirullaError, StateError
 from .events import HandEnd
 from .match import Match
@@ -84,7 +84,8 @@ TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "share": ("paired_share", float), "pick": ("pick", str), "own": ("follow_own", int),
     "inf": ("infer_t", float), "floor": ("root_floor", float), "pol": ("policy", _policy),
     "ipol": ("infer_policy", _policy), "spol": ("own_policy", _policy), "imix": ("infer_mix", float),
-    "isoft": ("infer_soft", int), "iprog": ("infer_program", float), "xprog": ("exact_program", float),
+    "isoft": ("infer_soft", int), "isplit": ("infer_split", int), "iprog": ("infer_program", float),
+    "xprog": ("exact_program", float), "xresp": ("exact_respond", lambda text: bool(int(text))),
     "g": ("min_gain", float), "se": ("target_stderr", float), "first": ("first_look", int)}
 TUNING_FIELDS = {f.name for f in dataclasses.fields(Tuning)}
 STOPPING_FIELDS = {f.name for f in dataclasses.fields(StoppingRule)}
@@ -139,6 +140,7 @@ class EngineSpec:
                 params.append((TUNING[name][0], TUNING[name][1](value)))
             except ValueError:
                 raise CirullaError(f"engine {text!r}: bad value for {name}") from None
+        _check_knobs(text, params)
         if not budget:
             return cls(kind, time_ms=100.0, params=tuple(params))
         time_ms, iterations = _budget(text, budget)
@@ -184,6 +186,26 @@ class EngineSpec:
         return text
 
 
+def _split_knobs(params: Sequence[tuple[str, Knob]]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """A spec's knobs by where they go: the StoppingRule's, Tuning's and the Searcher's."""
+    knobs: dict[str, Any] = dict(params)
+    stopping = {k: knobs.pop(k) for k in list(knobs) if k in STOPPING_FIELDS}
+    tuning = {k: knobs.pop(k) for k in list(knobs) if k in TUNING_FIELDS}
+    return stopping, tuning, knobs
+
+
+def _check_knobs(text: str, params: Sequence[tuple[str, Knob]]) -> None:
+    """The knobs given where they go, on a fresh deal: a value out of its range
+    is the spec's error, named, before a game starts."""
+    stopping, tuning, knobs = _split_knobs(params)
+    try:
+        if stopping:
+            StoppingRule(**stopping)
+        Knowledge.of(Match(seed=0).view(0)).searcher(0, _search.StopFlag(), **knobs)
+    except (ValueError, CirullaError) as e:
+        raise CirullaError(f"engine {text!r}: {e}") from None
+
+
 def _budget(text: str, budget: str) -> tuple[float | None, int | None]:
     """(time_ms, iterations) of a budget like ``100ms`` or ``5000it``."""
     try:
@@ -210,9 +232,7 @@ def make_player(spec: EngineSpec, seed: int) -> Player:
     if spec.kind == "level":
         assert spec.level is not None, "a level engine names its level"
         return EnginePlayer(spec.level, seed).choose          # as ChooseMove plays it
-    knobs: dict[str, Any] = dict(spec.params)
-    stopping = {k: knobs.pop(k) for k in list(knobs) if k in STOPPING_FIELDS}
-    tuning = {k: knobs.pop(k) for k in list(knobs) if k in TUNING_FIELDS}
+    stopping, tuning, knobs = _split_knobs(spec.params)
     rule = StoppingRule(**stopping) if stopping else None
 
     def play(match: Match) -> Move:

@@ -184,6 +184,7 @@ class SearchParams(TypedDict, total=False):
     infer_mix: float                # the inference: the learned model's weight beside the greedy worth
     infer_soft: int                 # 1: a play's likelihood is its probability (0: by its regret)
     infer_program: float            # the prior that the others are a greedy program (the inference's third kind)
+    infer_split: int                # 1: the two softmax kinds keep their prior split, each read on its own scale
 
 
 # --- what a search is asked -----------------------------------------------------
@@ -340,7 +341,8 @@ class Tuning:
     matter (the analysis's played move) gets focus_share of the tree at least.
     `exact_program`: the greedy program's weight (Searcher.type_weights) from
     which the last rounds are played out, not solved exactly (above 1: never;
-    None: EXACT_PROGRAM).
+    None: EXACT_PROGRAM); with `exact_respond`, solved instead as the best
+    response to the program (its every move greedy's).
     """
     method: SearchMethod | None = None
     sensitive: bool = False
@@ -351,6 +353,7 @@ class Tuning:
     focus: Move | None = None
     focus_share: float = 0.5
     exact_program: float | None = None
+    exact_respond: bool = False
     knobs: SearchParams = field(default_factory=lambda: SearchParams())
 
 
@@ -622,10 +625,15 @@ def _pick_method(know: Knowledge, n_moves: int, tuning: Tuning, program: float) 
     rules, stock = know.rules, 40 - know.base["stock_pos"]
     if n_moves == 1 and not tuning.solve_forced:
         return SearchMethod.FORCED
-    cut = EXACT_PROGRAM if tuning.exact_program is None else tuning.exact_program
-    if rules.players == 2 and (stock == 0 or (stock == 6 and rules.capture is Capture.MANDATORY)) and program < cut:
+    if rules.players == 2 and (stock == 0 or (stock == 6 and rules.capture is Capture.MANDATORY)) \
+            and (tuning.exact_respond or not _reads_as_program(tuning, program)):
         return SearchMethod.EXACT     # the last round, or the last two: see the module docstring
     return SearchMethod.ISMCTS
+
+
+def _reads_as_program(tuning: Tuning, program: float) -> bool:
+    """Whether the other seat, the greedy program by this weight, is played as one in the last rounds."""
+    return program >= (EXACT_PROGRAM if tuning.exact_program is None else tuning.exact_program)
 
 
 def searcher_knobs(rules: Rules, tuning: Tuning = Tuning()) -> SearchParams:
@@ -673,7 +681,9 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
         for s in searchers:
             s.focus_on(at, tuning.focus_share)
     kinds = searchers[0].type_weights
-    method = _pick_method(know, n_moves, tuning, max(kinds[s][0] for s in range(len(kinds)) if s != know.observer))
+    program = max(kinds[s][0] for s in range(len(kinds)) if s != know.observer)
+    method = _pick_method(know, n_moves, tuning, program)
+    respond = method is SearchMethod.EXACT and _reads_as_program(tuning, program)
     time_ms = budget.time_ms
     if budget.iterations is None and time_ms is None:
         time_ms = DEFAULT_TIME_CAP_MS
@@ -710,7 +720,7 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
             if method is SearchMethod.EXACT:
                 # tens of ms (bench_search.py); a time limit or a cancel cuts it short,
                 # and the holdings solved by then are a fair sample of them all
-                cut[t] = s.exact(t, threads, end_arg) < 0
+                cut[t] = s.exact(t, threads, end_arg, respond) < 0
                 if cut[t] and not s.stats()["worlds"]:
                     s.paired(MIN_WORLDS, 0.0, MIN_WORLDS)      # no world solved in time: a few played out
                 return

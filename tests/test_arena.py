@@ -21,6 +21,17 @@ def test_engine_specs_parse_and_print_back():
             EngineSpec.parse(bad)
 
 
+def test_a_knob_out_of_its_range_is_the_specs_error_before_any_game():
+    """The Searcher's and the stopping rule's own checks, run when the spec is
+    read: the error names the engine and the knob's field, not a traceback
+    from the first search."""
+    for bad, field in (("ismcts:100it:isoft=3", "infer_soft"), ("ismcts:100it:eps=5000", "eps_milli"),
+                       ("ismcts:100it:g=-1", "min_gain"), ("flatmc:100it:isplit=2", "infer_split")):
+        with pytest.raises(CirullaError, match=f"engine '{bad}': {field}|engine '{bad}': stopping rule: {field}"):
+            EngineSpec.parse(bad)
+    assert dict(EngineSpec.parse("ismcts:100it:isplit=1,xresp=1").params) == {"infer_split": 1, "exact_respond": True}
+
+
 def test_remote_engine_specs_name_a_server_and_a_level_or_budget():
     assert EngineSpec.parse("remote:127.0.0.1:50051") == EngineSpec("remote", address="127.0.0.1:50051")
     assert EngineSpec.parse("remote:cirulla.internal:443:casual").level == "casual"

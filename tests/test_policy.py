@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from cirulla.solver import Card, Match, Move, Rules, _core
+from cirulla.solver import Card, CirullaError, Match, Move, Rules, _core
 from cirulla.solver.arena import EngineSpec
 from cirulla.solver.cards import mask_of
 from cirulla.solver.events import Turn
@@ -136,9 +136,15 @@ def test_the_search_with_the_learned_rollout_is_seeded():
 
 
 def test_the_arena_knobs_name_every_policy():
-    """pol= and ipol= take a Policy by its name in lower case, and print it back so."""
+    """pol= and ipol= take a Policy by its name in lower case, and print it back
+    so; the inference reads plays by a model that gives each move a score, so
+    ipol= takes greedy and learned only, and says so when the spec is read."""
     for policy in Policy:
         for knob, param in (("pol", "policy"), ("ipol", "infer_policy")):
+            if knob == "ipol" and policy not in (Policy.GREEDY, Policy.LEARNED):
+                with pytest.raises(CirullaError, match="infer_policy"):
+                    EngineSpec.parse(f"ismcts:1000it:{knob}={policy.name.lower()}")
+                continue
             spec = EngineSpec.parse(f"ismcts:1000it:{knob}={policy.name.lower()}")
             assert dict(spec.params) == {param: policy} and type(dict(spec.params)[param]) is Policy
             assert str(spec) == f"ismcts:1000it:{knob}={policy.name.lower()}"

@@ -14,6 +14,8 @@ import random
 import statistics
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -561,10 +563,12 @@ def brute_likelihood(match: Match, opp: int, opp_cards: tuple[int, ...], infer_t
 
 
 def brute_expected(match: Match, seat: int, *, holds_no_buona: bool = False, infer_t: float = 0.0,
-                   mix: float = INFER_MIX, program: float = INFER_PROGRAM) -> dict[Move, float]:
+                   mix: float = INFER_MIX, program: float = INFER_PROGRAM,
+                   value: Callable[[Any, int], int] = brute_value) -> dict[Move, float]:
     """Every world of the view (the opponent's hidden cards x the split of the
-    stock between the two seats of the last deal), each solved by brute_value,
-    weighted by brute_likelihood (uniformly with infer_t 0)."""
+    stock between the two seats of the last deal), each solved by `value`
+    (minimax, or against_greedy), weighted by brute_likelihood (uniformly
+    with infer_t 0)."""
     view = match.view(seat)
     opp = 1 - seat
     unseen = [c.index for c in view.unseen()]
@@ -587,7 +591,7 @@ def brute_expected(match: Match, seat: int, *, holds_no_buona: bool = False, inf
             for mv in core.legal_moves():
                 child = core.copy()
                 child.apply(*mv)
-                values.setdefault(mv, []).append((weight, brute_value(child, seat)))
+                values.setdefault(mv, []).append((weight, value(child, seat)))
     matta = match.rules.matta_card
     return {Move.from_core(mv, matta): sum(w * x for w, x in v) / sum(w for w, _ in v)
             for mv, v in values.items()}
@@ -644,6 +648,9 @@ def against_greedy(core, me: int) -> int:
     if core.phase == _core.PHASE_OVER:
         pts = [sum(row) for row in core.score()]
         return pts[me] - pts[1 - me]
+    if core.phase == _core.PHASE_DEAL:
+        core = core.copy()
+        core.deal()
     moves = core.legal_moves()
     if core.turn != me:
         child = core.copy()
@@ -675,6 +682,24 @@ def test_equal_exact_moves_are_ordered_by_a_fallible_opponent(seed):
         worth[Move.from_core(mv, match.rules.matta_card)] = against_greedy(child, seat)
     assert worth[res.best] == max(worth[m] for m in tied) > min(worth[m] for m in tied)
     assert [m.move for m in res.moves[:len(tied)]] == tied      # the equal moves lead the ranking
+
+
+@pytest.mark.parametrize(("seed", "stock", "cards"), [(1, 0, 3), (2, 0, 2), (4, 6, 2)])
+def test_against_the_program_the_last_rounds_are_its_best_response(seed, stock, cards):
+    """An opponent read as the greedy program (here by the knob, whatever its
+    weight): every world solved with the opponent playing greedy's move at
+    each of its turns and the asking side its best (against_greedy), the
+    worlds weighted as for minimax. Minimax values the same moves lower where
+    greedy's answer is not the strongest."""
+    match = _endgame(Rules(), seed, stock, cards)
+    seat = match.to_move
+    know = Knowledge.of(match.view(seat))
+    res = run_search(know, SearchBudget(seed=1), Tuning(exact_program=0.0, exact_respond=True))
+    assert res.method == "exact" and res.stopped_because == "exact"
+    want = brute_expected(match, seat, infer_t=INFER_T, value=against_greedy)
+    assert {m.move: m.expected_points for m in res.moves} == pytest.approx(want, abs=1e-9)
+    minimax = run_search(know, SearchBudget(seed=1))
+    assert all(m.expected_points <= want[m.move] + 1e-9 for m in minimax.moves)
 
 
 def test_a_time_budget_cuts_the_exact_solve_short_with_a_fair_sample():
