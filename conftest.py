@@ -42,9 +42,9 @@ def pytest_make_collect_report(collector: pytest.Collector):
 
 @pytest.fixture
 def exact_against_any_opponent(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The last two rounds solved exactly whoever the opponent is read as. The
-    exact solver's tests take their positions from greedy self-play, where the
-    opponent reads as the greedy program, whose last rounds the default plays
-    out by rollouts instead (search.EXACT_PROGRAM)."""
+    """The last two rounds solved by minimax whoever the opponent is read as.
+    The exact solver's tests take their positions from greedy self-play, where
+    the opponent reads as the greedy program, whose last rounds the default
+    solves as the best response to it instead (search.EXACT_PROGRAM)."""
     from cirulla.solver import search
     monkeypatch.setattr(search, "EXACT_PROGRAM", math.inf)

@@ -340,10 +340,12 @@ def test_finished_round_plays_are_whole_rounds_with_the_tables_they_found():
         [row[1:] for row in rows] for rows in rounds[1:]]
 
 
-def test_an_opponent_read_as_the_greedy_program_has_its_last_rounds_played_out():
+def test_an_opponent_read_as_the_greedy_program_gets_the_best_response_to_it():
     """exact_program: from that weight of the greedy program the last two
-    rounds are searched by rollouts (which play greedy's moves for it), not
-    solved exactly against a perfect opponent."""
+    rounds are solved with its every move greedy's (the best response to it),
+    not by minimax against a perfect opponent, which values every move as
+    low or lower; exact_respond False searches them by rollouts (which play
+    greedy's moves for it) instead."""
     m = Match(Rules(), seed=4)
     while not (m.stock_size == 6 and len(m.legal_moves) > 1):
         m.play(m.greedy_move())
@@ -351,9 +353,17 @@ def test_an_opponent_read_as_the_greedy_program_has_its_last_rounds_played_out()
     assert know.searcher(1, _search.StopFlag(), infer_t=50.0, infer_mix=0.5, infer_soft=1,
                          infer_program=0.3).type_weights[1 - m.to_move][0] > 0.9
     budget = SearchBudget(iterations=2000, seed=1)
-    assert run_search(know, budget, Tuning()).method == "ismcts"                     # the default
-    assert run_search(know, budget, Tuning(exact_program=math.inf)).method == "exact"
-    assert run_search(know, budget, Tuning(knobs={"infer_program": 0.0})).method == "exact"
+
+    def points(tuning: Tuning) -> dict[Move, float]:
+        res = run_search(know, budget, tuning)
+        assert res.method == "exact"
+        return {r.move: r.expected_points for r in res.moves}
+
+    respond, minimax = points(Tuning()), points(Tuning(exact_program=math.inf))      # the default, then minimax
+    assert all(minimax[mv] <= respond[mv] + 1e-9 for mv in respond)
+    assert any(minimax[mv] < respond[mv] - 0.01 for mv in respond)
+    assert points(Tuning(knobs={"infer_program": 0.0})) == minimax                     # not read as the program
+    assert run_search(know, budget, Tuning(exact_respond=False)).method == "ismcts"
 
 
 def test_each_seat_is_read_as_its_own_kind_of_player():
