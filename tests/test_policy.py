@@ -309,6 +309,29 @@ def test_the_finished_rounds_tell_a_greedy_program_from_other_players(seed):
     assert _type_weights(_play_hand_until(Rules(), seed, 4, Match.greedy_move), infer_program=0.0)[0] == 0.0
 
 
+@pytest.mark.parametrize("other", [Match.greedy_move, _worst])
+def test_infer_split_keeps_the_two_softmax_kinds_at_their_prior_split(other):
+    """infer_split 1 judges the two softmax kinds together against the
+    program: the finished rounds move the program's weight as before, but the
+    greedy and learned softmaxes keep the prior's half and half; and this
+    round's plays weigh the worlds on each kind's own scale, so other worlds
+    are drawn."""
+    m = _play_hand_until(Rules(), 2, 4, other)
+    apart, split = _type_weights(m), _type_weights(m, infer_split=1)
+    assert split[1] == pytest.approx(split[2]) and sum(split) == pytest.approx(1.0)
+    assert apart[1] != pytest.approx(apart[2])
+    if other is _worst:
+        assert split[0] < 0.01
+    know = Knowledge.of(m.view(0))
+
+    def worlds(**knobs) -> list[int]:
+        s = know.searcher(7, _search.StopFlag(), infer_t=50.0, infer_mix=0.5, infer_soft=1, infer_program=0.3,
+                          **knobs)
+        return [s.sample()["hand"][1] for _ in range(200)]
+
+    assert worlds(infer_split=1) != worlds()
+
+
 def test_the_kinds_of_player_are_checked():
     m = _play_hand_until(Rules(), 1, 2, Match.greedy_move)
     know = Knowledge.of(m.view(0))
