@@ -482,6 +482,20 @@ cdef inline void xplay(XState* s, int card, u64 take) noexcept nogil:
         s.table = 0
     s.phase = PH_OVER
 
+cdef inline void xplay_on(XState* s, int card, u64 take) noexcept nogil:
+    """xplay where cards are left in the hands after the play (xab's nodes):
+    the round goes on."""
+    cdef int seat = s.turn & 1, cap = take != 0
+    cdef u64 b = bit(card), took = <u64>0 - <u64>cap, table
+    s.hand[seat] &= ~b
+    s.fresh &= 2 - seat
+    table = (s.table & ~take) | (b & ~took)
+    s.table = table
+    s.pile[seat] |= (take | b) & took
+    s.last_capturer = <signed char>seat if cap else s.last_capturer
+    s.scope[seat] += cap & (table == 0)
+    s.turn = <signed char>(seat ^ 1)
+
 cdef inline void xapply(XState* s, const Move* m) noexcept nogil:
     """apply_move on the compact state: a declaration, or xplay."""
     cdef int seat = s.turn
@@ -1034,15 +1048,23 @@ cdef inline Tri* xtri_of(const Solve* X, const XState* s, int depth) noexcept no
     without a capture reads (tri_gains). The memo holds its tris in pairs (two ways): a tri goes to its pair's
     entry used less recently (the pair's first entry's `spare` holds which
     served last), so that two tris met in turn keep each other."""
-    cdef u64 k0
+    return tri_at_key(X, s, tri_flags(s), depth)
+
+cdef inline u64 tri_flags(const XState* s) noexcept nogil:
+    """A tri's key (xtri_of) but the first hand: 0 where it has no room for the fields."""
+    if <unsigned int>s.declared > 3 or <unsigned int>s.round_cards > 15 or <unsigned int>s.turn > 1:
+        return 0
+    return (<u64>s.turn << 40 | <u64>s.declared << 43 | <u64>s.mval << 45 | <u64>s.round_cards << 49
+            | <u64>(s.fresh & 3) << 53 | (<u64>1 << 63))
+
+cdef inline Tri* tri_at_key(const Solve* X, const XState* s, u64 flags, int depth) noexcept nogil:
+    """xtri_of with its key's flags (tri_flags's, 0: none)."""
+    cdef u64 k0 = s.hand[0] | flags
     cdef Tri* pair
     cdef Tri* r
     cdef int j
-    if <unsigned int>s.declared > 3 or <unsigned int>s.round_cards > 15 or <unsigned int>s.turn > 1:
+    if not flags:
         return NULL
-    k0 = (s.hand[0] | <u64>s.turn << 40 | <u64>s.declared << 43
-          | <u64>s.mval << 45 | <u64>s.round_cards << 49 | <u64>(s.fresh & 3) << 53
-          | (<u64>1 << 63))
     pair = &X.tris[((k0 * <u64>0x9E3779B97F4A7C15) ^ (s.hand[1] * <u64>0xC2B2AE3D27D4EB4F) ^ s.table)
                    * <u64>0xBF58476D1CE4E5B9 >> (64 - TRIS_BITS) & ~<u64>1]
     for j in range(2):
@@ -1208,9 +1230,14 @@ cdef inline int tri_replay(const Solve* X, const XState* s, const Tri* r, int al
     tri_flat, else tri_lines."""
     cdef TriAt at
     tri_at(s, &at)
+    return tri_replay_at(X, s, &at, r, alpha, beta, out)
+
+cdef inline int tri_replay_at(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int alpha, int beta,
+                              Leaf* out) noexcept nogil:
+    """tri_replay with s's TriAt (tri_at's, or one that goes to the same leaves)."""
     if r.flat and at.fast:
-        return tri_flat(X, s, &at, r, alpha, beta, out)
-    return tri_lines(X, s, &at, r, alpha, beta, out)
+        return tri_flat(X, s, at, r, alpha, beta, out)
+    return tri_lines(X, s, at, r, alpha, beta, out)
 
 cdef int tri_lines(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int alpha, int beta,
                    Leaf* out) noexcept nogil:
@@ -1305,8 +1332,11 @@ cdef int xab(Cards* cards, const Solve* X, XState* s, int depth, int alpha, int 
     cdef u64* pk
     cdef Tri* tr
     cdef Search* S = X.S
-    cdef u64 key = 0
+    cdef u64 key = 0, tflags = 0, kb = 0
     cdef TTEntry* e = NULL
+    cdef TriAt at
+    cdef int seat = 0, sc = 0
+    cdef bint fast = 0
     if Cards is Six:
         left = 6
     elif Cards is Five:
@@ -1328,6 +1358,20 @@ cdef int xab(Cards* cards, const Solve* X, XState* s, int depth, int alpha, int 
             return xalphabeta(X, s, left - (pk != NULL or buf[0].card >= 0), depth + 1, alpha, beta, out)
     first = g if n > 1 else 0
     maxing = s.turn == S.me
+    if Cards is Four:
+        # what the children's tris' keys and TriAts share (tri_flags, tri_at)
+        # for a card play, taken from s once: the mover's sweep alone changes
+        seat = s.turn & 1
+        tflags = tri_flags(s)
+        if tflags:
+            tflags ^= <u64>1 << 40
+            tflags &= ~(<u64>(seat + 1) << 53)          # (fresh: xplay's)
+        sc = s.scope[seat]
+        at.kb = (<u64>s.scope[0] << 40 | <u64>s.scope[1] << 45 | <u64>s.decl[0] << 50 | <u64>s.decl[1] << 55
+                 | (<u64>1 << 63))
+        fast = ((<unsigned int>s.scope[0] | <unsigned int>s.scope[1]) <= 29
+                and (<unsigned int>s.decl[0] | <unsigned int>s.decl[1]) <= 31)
+        kb = at.kb
     best = -(1 << 30) if maxing else (1 << 30)
     for i in range(n):
         child = s
@@ -1335,7 +1379,10 @@ cdef int xab(Cards* cards, const Solve* X, XState* s, int depth, int alpha, int 
             c = s[0]
             child = &c
         mi = order_of(i, first)
-        xmove(child, pk, buf, mi)
+        if pk != NULL:                                  # (cards are left after it)
+            xplay_on(child, <int>(pk[mi] >> 40), pk[mi] & TAKE_MASK)
+        else:
+            xapply(child, &buf[mi])
         lp = out if i == 0 else &lf
         cleft = left - (pk != NULL or buf[mi].card >= 0)
         if cleft == left or child.phase != PH_PLAY:     # (a declaration; none over with cards left)
@@ -1347,10 +1394,15 @@ cdef int xab(Cards* cards, const Solve* X, XState* s, int depth, int alpha, int 
             S.solved += 1
             v = xab(<Four*>NULL, X, child, depth + 1, alpha, beta, lp)
         else:
-            tr = xtri_of(X, child, depth + 1)
+            tr = tri_at_key(X, child, tflags, depth + 1)
             if tr != NULL:
                 S.solved += 1
-                v = tri_replay(X, child, tr, alpha, beta, lp)
+                at.q0 = child.pile[0]
+                at.q1 = child.pile[1]
+                at.s = child
+                at.kb = kb + (<u64>(child.scope[seat] - sc) << (40 + 5 * seat))
+                at.fast = fast and child.last_capturer >= 0
+                v = tri_replay_at(X, child, &at, tr, alpha, beta, lp)
             else:
                 v = xalphabeta(X, child, cleft, depth + 1, alpha, beta, lp)
         if improves(v, maxing, &best, &alpha, &beta) and i:
