@@ -163,7 +163,7 @@ cdef int tables_init(Tables* x) noexcept nogil:
     (memos_init)."""
     if x.tt != NULL:
         return 0
-    x.tt = <TTEntry*>calloc(1 << TT_BITS, sizeof(TTEntry))
+    x.tt = <TTEntry*>lines_calloc((1 << TT_BITS) * sizeof(TTEntry), &x.tt_mem)
     x.hints = <Hint*>calloc(1 << TT_BITS, sizeof(Hint))
     if x.tt == NULL or x.hints == NULL:
         tables_free(x)
@@ -225,7 +225,8 @@ cdef void memos_free(Tables* x) noexcept nogil:
     x.tris = NULL
 
 cdef void tables_free(Tables* x) noexcept nogil:
-    free(x.tt)
+    free(x.tt_mem)
+    x.tt_mem = NULL
     free(x.hints)
     x.tt = NULL
     x.hints = NULL
@@ -291,8 +292,8 @@ cdef inline bint improves(int v, bint maxing, int* best, int* alpha, int* beta) 
 cdef inline bint tt_hit(const TTEntry* e, u64 key, int alpha, int beta, Leaf* out) noexcept nogil:
     """The table's entry e settles the position of this key in the window
     (alpha, beta): its leaf into out (out.obj the value or bound)."""
-    if e.key == key and (e.flag == TT_EXACT or (e.flag == TT_LOWER and e.leaf.obj >= beta)
-                         or (e.flag == TT_UPPER and e.leaf.obj <= alpha)):
+    if e.key == key and (e.leaf.tt == TT_EXACT or (e.leaf.tt == TT_LOWER and e.leaf.obj >= beta)
+                         or (e.leaf.tt == TT_UPPER and e.leaf.obj <= alpha)):
         out[0] = e.leaf
         return True
     return False
@@ -302,7 +303,7 @@ cdef inline void tt_store(TTEntry* e, u64 key, const Leaf* lf, int best, int alp
     value best (a bound where it fell outside) and line's leaf into e."""
     e.key = key
     e.leaf = lf[0]
-    e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
+    e.leaf.tt = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
 
 cdef inline bint take_child(int v, int i, bint maxing, int* best, int* alpha, int* beta, int* j, Leaf* out,
                             const Leaf* lf) noexcept nogil:
@@ -1046,7 +1047,7 @@ cdef inline Tri* xtri_of(const Solve* X, const XState* s, int depth) noexcept no
     all that the moves and plays of the three plies read but the piles,
     scope and declarations, and the last capturer, which only a line
     without a capture reads (tri_gains). The memo holds its tris in pairs (two ways): a tri goes to its pair's
-    entry used less recently (the pair's first entry's `spare` holds which
+    entry used less recently (the pair's first entry's `lru` holds which
     served last), so that two tris met in turn keep each other."""
     return tri_at_key(X, s, tri_flags(s), depth)
 
@@ -1070,10 +1071,10 @@ cdef inline Tri* tri_at_key(const Solve* X, const XState* s, u64 flags, int dept
     for j in range(2):
         r = &pair[j]
         if r.hand0 == k0 and r.hand1 == s.hand[1] and r.table == s.table:
-            pair.spare = j
+            pair.lru = j
             return r if r.n3 else NULL
-    j = 1 - <int>pair.spare
-    pair.spare = j
+    j = 1 - <int>pair.lru
+    pair.lru = j
     return tri_fill(X, s, &pair[j], k0, depth)
 
 cdef struct TriAt:
