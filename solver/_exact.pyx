@@ -973,8 +973,9 @@ cdef int tri_direct(const Solve* X, const XState* s, Tri* r, int depth) noexcept
             or s.stock_pos != N_CARDS):
         return -1
     ho = s.hand[m ^ 1]
-    if popcount(hm) != 2 or popcount(ho) != 1:
-        return -1
+    t1 = hm & (hm - 1)
+    if not t1 or t1 & (t1 - 1) or not ho or ho & (ho - 1):     # (two cards and one: the core's popcount is
+        return -1                                               # a dozen instructions)
     if r0.matta >= 0:
         X.full.cval[r0.matta] = s.mval
     # the mover's two cards (3 cards left: not the last, a sweep possible);
@@ -1078,7 +1079,7 @@ cdef inline Tri* tri_at_key(const Solve* X, const XState* s, u64 flags, int dept
     return tri_fill(X, s, &pair[j], k0, depth)
 
 cdef struct TriAt:
-    # a tri's node as its lines' leaves read it: the piles (q0, q1), the
+    # a tri's node as its lines' leaves read it: side 0's pile (q0), the
     # leaf memo's key of the scope and declarations (kb: leaf_key's; fast:
     # the scope 30 at most, room for a line's sweep, R-SCOPA, the
     # declarations 31, and a last capturer: every line ends with all the
@@ -1086,14 +1087,12 @@ cdef struct TriAt:
     # capture adds to the piles, for the lines are played out as if no one
     # had captured before the tri (tri_fill)
     u64 q0
-    u64 q1
     u64 kb
     const XState* s
     bint fast
 
 cdef inline void tri_at(const XState* s, TriAt* at) noexcept nogil:
     at.q0 = s.pile[0]
-    at.q1 = s.pile[1]
     at.fast = ((<unsigned int>s.scope[0] | <unsigned int>s.scope[1]) <= 30
                and (<unsigned int>s.decl[0] | <unsigned int>s.decl[1]) <= 31 and s.last_capturer >= 0)
     at.kb = (<u64>s.scope[0] << 40 | <u64>s.scope[1] << 45 | <u64>s.decl[0] << 50 | <u64>s.decl[1] << 55
@@ -1399,7 +1398,6 @@ cdef int xab(Cards* cards, const Solve* X, XState* s, int depth, int alpha, int 
             if tr != NULL:
                 S.solved += 1
                 at.q0 = child.pile[0]
-                at.q1 = child.pile[1]
                 at.s = child
                 at.kb = kb + (<u64>(child.scope[seat] - sc) << (40 + 5 * seat))
                 at.fast = fast and child.last_capturer >= 0
