@@ -26,7 +26,10 @@ The memos together stay about a core's L2 cache (1 MB): beyond it a miss
 costs about as much as 300 instructions on a machine shared with other work
 (callgrind's cache simulation against the measured times), so the tris take
 the room that the moves' and the tails' memos, which they spare most of their
-lookups, give up.
+lookups, give up; and an entry is laid out for the cache lines it is read
+from (a Tri's counts and first two lines on its first line, the table's
+entries 32 bytes on cache lines): a bigger memo has cost more in misses
+than it saved in instructions, every time it was measured.
 
 A tri is played out (tri_direct) from the core's card_plays (_core.pxd: the
 plays of a card on a table of at most 4 cards, with the table's subsets and
@@ -39,7 +42,8 @@ card plays for a hand), else from gen_moves through a memo of the lists
 with declarations (moves_general). The last round's positions with 6, 5
 and 4 cards in the hands are searched by xab (the last's children are
 tris): xalphabeta's steps written for them (no hint, no deal: the stock is
-dealt), one source compiled for each count (a fused type, Cards). The
+dealt; a card played leaves cards in the hands, xplay_on), one source
+compiled for each count (a fused type, Cards). The
 first round's positions (the stock not dealt) are the same in the 20
 worlds of an opponent holding, which differ in the last deal alone: its
 skeleton (Skel, skel_ab) keeps each position's moves, greedy move, hash
