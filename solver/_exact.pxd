@@ -26,6 +26,7 @@ cdef struct Leaf:
     int obj                     # the objective for the asking side
     int margin
     signed char cats[N_CAT]     # margin by category
+    signed char tt              # (in the table: TTEntry's flag, in the Leaf's room)
     float win
 
 cdef struct XState:
@@ -49,9 +50,9 @@ cdef struct XState:
     unsigned char fresh         # bit per seat: no card played this round (all its cards in hand)
 
 cdef struct TTEntry:
+    # 32 bytes: two a cache line (the table on cache lines)
     u64 key                     # 0: empty
-    Leaf leaf                   # the line's leaf; leaf.obj is the value (or bound)
-    int flag
+    Leaf leaf                   # the line's leaf; leaf.obj is the value (or bound), leaf.tt the flag
 
 cdef struct Hint:
     u64 key                     # a state before the last deal, the stock left out
@@ -110,17 +111,21 @@ cdef struct TriLine:
 cdef struct Tri:
     # the hand's last three plays (two cards in the mover's hand, one in the
     # other's), like a Tail: the tails of the mover's moves in the search's
-    # order, their lines by what they add to the piles, scope and declarations
+    # order, their lines by what they add to the piles, scope and declarations.
+    # 128 bytes, two cache lines: a flat tri of two lines (most) is read from
+    # the first alone
     u64 hand0                   # | the flags (tri_of) | bit 63; 0: empty
     u64 hand1
     u64 table
     unsigned char n3            # the mover's moves; 0: none kept (searched as they come)
     unsigned char flat          # 1: each tail one line (n1 = n2 = 1), line k the move k's
+    unsigned char lru           # (the pair's first entry: which of the two served last)
+    unsigned char spare[5]
+    TriLine lines[TRI_LINES]
     unsigned char n1[TRI_KIDS]      # the first moves of each move's tail (Tail.n1)
     unsigned char ls[TRI_KIDS]      # the line each move's tail starts at
     unsigned char n2[TRI_NODES]     # the last moves after each of those (Tail.n2), in order
-    TriLine lines[TRI_LINES]
-    u64 spare                   # (128 bytes: two cache lines)
+    unsigned char spare2[2]
 
 cdef struct DuoLine:
     u64 m                       # the mover's cards | the other's sweep << 40
@@ -161,7 +166,8 @@ cdef struct Skel:
 
 cdef struct Tables:
     # the solver's memory, kept across the worlds and the calls of one search
-    TTEntry* tt                 # the transposition table
+    TTEntry* tt                 # the transposition table (in tt_mem)
+    void* tt_mem
     Hint* hints                 # the move-ordering hints across the splits of the last deal
     MoveList* moves             # the legal moves by (hand, table), with their greedy order
     LeafEntry* leaves           # the leaves by piles, scope and declarations (in leaves_mem)

@@ -26,7 +26,10 @@ The memos together stay about a core's L2 cache (1 MB): beyond it a miss
 costs about as much as 300 instructions on a machine shared with other work
 (callgrind's cache simulation against the measured times), so the tris take
 the room that the moves' and the tails' memos, which they spare most of their
-lookups, give up.
+lookups, give up; and an entry is laid out for the cache lines it is read
+from (a Tri's counts and first two lines on its first line, the table's
+entries 32 bytes on cache lines): a bigger memo has cost more in misses
+than it saved in instructions, every time it was measured.
 
 A tri is played out (tri_direct) from the core's card_plays (_core.pxd: the
 plays of a card on a table of at most 4 cards, with the table's subsets and
@@ -39,7 +42,8 @@ card plays for a hand), else from gen_moves through a memo of the lists
 with declarations (moves_general). The last round's positions with 6, 5
 and 4 cards in the hands are searched by xab (the last's children are
 tris): xalphabeta's steps written for them (no hint, no deal: the stock is
-dealt), one source compiled for each count (a fused type, Cards). The
+dealt; a card played leaves cards in the hands, xplay_on), one source
+compiled for each count (a fused type, Cards). The
 first round's positions (the stock not dealt) are the same in the 20
 worlds of an opponent holding, which differ in the last deal alone: its
 skeleton (Skel, skel_ab) keeps each position's moves, greedy move, hash
@@ -164,7 +168,7 @@ cdef int tables_init(Tables* x) noexcept nogil:
     (memos_init)."""
     if x.tt != NULL:
         return 0
-    x.tt = <TTEntry*>calloc(1 << TT_BITS, sizeof(TTEntry))
+    x.tt = <TTEntry*>lines_calloc((1 << TT_BITS) * sizeof(TTEntry), &x.tt_mem)
     x.hints = <Hint*>calloc(1 << TT_BITS, sizeof(Hint))
     if x.tt == NULL or x.hints == NULL:
         tables_free(x)
@@ -226,7 +230,8 @@ cdef void memos_free(Tables* x) noexcept nogil:
     x.tris = NULL
 
 cdef void tables_free(Tables* x) noexcept nogil:
-    free(x.tt)
+    free(x.tt_mem)
+    x.tt_mem = NULL
     free(x.hints)
     x.tt = NULL
     x.hints = NULL
@@ -292,8 +297,8 @@ cdef inline bint improves(int v, bint maxing, int* best, int* alpha, int* beta) 
 cdef inline bint tt_hit(const TTEntry* e, u64 key, int alpha, int beta, Leaf* out) noexcept nogil:
     """The table's entry e settles the position of this key in the window
     (alpha, beta): its leaf into out (out.obj the value or bound)."""
-    if e.key == key and (e.flag == TT_EXACT or (e.flag == TT_LOWER and e.leaf.obj >= beta)
-                         or (e.flag == TT_UPPER and e.leaf.obj <= alpha)):
+    if e.key == key and (e.leaf.tt == TT_EXACT or (e.leaf.tt == TT_LOWER and e.leaf.obj >= beta)
+                         or (e.leaf.tt == TT_UPPER and e.leaf.obj <= alpha)):
         out[0] = e.leaf
         return True
     return False
@@ -303,7 +308,7 @@ cdef inline void tt_store(TTEntry* e, u64 key, const Leaf* lf, int best, int alp
     value best (a bound where it fell outside) and line's leaf into e."""
     e.key = key
     e.leaf = lf[0]
-    e.flag = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
+    e.leaf.tt = TT_UPPER if best <= alpha0 else (TT_LOWER if best >= beta0 else TT_EXACT)
 
 cdef inline bint take_child(int v, int i, bint maxing, int* best, int* alpha, int* beta, int* j, Leaf* out,
                             const Leaf* lf) noexcept nogil:
@@ -485,6 +490,20 @@ cdef inline void xplay(XState* s, int card, u64 take) noexcept nogil:
         s.pile[s.last_capturer] |= s.table
         s.table = 0
     s.phase = PH_OVER
+
+cdef inline void xplay_on(XState* s, int card, u64 take) noexcept nogil:
+    """xplay where cards are left in the hands after the play (xab's nodes):
+    the round goes on."""
+    cdef int seat = s.turn & 1, cap = take != 0
+    cdef u64 b = bit(card), took = <u64>0 - <u64>cap, table
+    s.hand[seat] &= ~b
+    s.fresh &= 2 - seat
+    table = (s.table & ~take) | (b & ~took)
+    s.table = table
+    s.pile[seat] |= (take | b) & took
+    s.last_capturer = <signed char>seat if cap else s.last_capturer
+    s.scope[seat] += cap & (table == 0)
+    s.turn = <signed char>(seat ^ 1)
 
 cdef inline void xapply(XState* s, const Move* m) noexcept nogil:
     """apply_move on the compact state: a declaration, or xplay."""
@@ -962,8 +981,9 @@ cdef int tri_direct(const Solve* X, const XState* s, Tri* r, int depth) noexcept
             or s.stock_pos != N_CARDS):
         return -1
     ho = s.hand[m ^ 1]
-    if popcount(hm) != 2 or popcount(ho) != 1:
-        return -1
+    t1 = hm & (hm - 1)
+    if not t1 or t1 & (t1 - 1) or not ho or ho & (ho - 1):     # (two cards and one: the core's popcount is
+        return -1                                               # a dozen instructions)
     if r0.matta >= 0:
         X.full.cval[r0.matta] = s.mval
     # the mover's two cards (3 cards left: not the last, a sweep possible);
@@ -1036,30 +1056,38 @@ cdef inline Tri* xtri_of(const Solve* X, const XState* s, int depth) noexcept no
     all that the moves and plays of the three plies read but the piles,
     scope and declarations, and the last capturer, which only a line
     without a capture reads (tri_gains). The memo holds its tris in pairs (two ways): a tri goes to its pair's
-    entry used less recently (the pair's first entry's `spare` holds which
+    entry used less recently (the pair's first entry's `lru` holds which
     served last), so that two tris met in turn keep each other."""
-    cdef u64 k0
+    return tri_at_key(X, s, tri_flags(s), depth)
+
+cdef inline u64 tri_flags(const XState* s) noexcept nogil:
+    """A tri's key (xtri_of) but the first hand: 0 where it has no room for the fields."""
+    if <unsigned int>s.declared > 3 or <unsigned int>s.round_cards > 15 or <unsigned int>s.turn > 1:
+        return 0
+    return (<u64>s.turn << 40 | <u64>s.declared << 43 | <u64>s.mval << 45 | <u64>s.round_cards << 49
+            | <u64>(s.fresh & 3) << 53 | (<u64>1 << 63))
+
+cdef inline Tri* tri_at_key(const Solve* X, const XState* s, u64 flags, int depth) noexcept nogil:
+    """xtri_of with its key's flags (tri_flags's, 0: none)."""
+    cdef u64 k0 = s.hand[0] | flags
     cdef Tri* pair
     cdef Tri* r
     cdef int j
-    if <unsigned int>s.declared > 3 or <unsigned int>s.round_cards > 15 or <unsigned int>s.turn > 1:
+    if not flags:
         return NULL
-    k0 = (s.hand[0] | <u64>s.turn << 40 | <u64>s.declared << 43
-          | <u64>s.mval << 45 | <u64>s.round_cards << 49 | <u64>(s.fresh & 3) << 53
-          | (<u64>1 << 63))
     pair = &X.tris[((k0 * <u64>0x9E3779B97F4A7C15) ^ (s.hand[1] * <u64>0xC2B2AE3D27D4EB4F) ^ s.table)
                    * <u64>0xBF58476D1CE4E5B9 >> (64 - TRIS_BITS) & ~<u64>1]
     for j in range(2):
         r = &pair[j]
         if r.hand0 == k0 and r.hand1 == s.hand[1] and r.table == s.table:
-            pair.spare = j
+            pair.lru = j
             return r if r.n3 else NULL
-    j = 1 - <int>pair.spare
-    pair.spare = j
+    j = 1 - <int>pair.lru
+    pair.lru = j
     return tri_fill(X, s, &pair[j], k0, depth)
 
 cdef struct TriAt:
-    # a tri's node as its lines' leaves read it: the piles (q0, q1), the
+    # a tri's node as its lines' leaves read it: side 0's pile (q0), the
     # leaf memo's key of the scope and declarations (kb: leaf_key's; fast:
     # the scope 30 at most, room for a line's sweep, R-SCOPA, the
     # declarations 31, and a last capturer: every line ends with all the
@@ -1067,14 +1095,12 @@ cdef struct TriAt:
     # capture adds to the piles, for the lines are played out as if no one
     # had captured before the tri (tri_fill)
     u64 q0
-    u64 q1
     u64 kb
     const XState* s
     bint fast
 
 cdef inline void tri_at(const XState* s, TriAt* at) noexcept nogil:
     at.q0 = s.pile[0]
-    at.q1 = s.pile[1]
     at.fast = ((<unsigned int>s.scope[0] | <unsigned int>s.scope[1]) <= 30
                and (<unsigned int>s.decl[0] | <unsigned int>s.decl[1]) <= 31 and s.last_capturer >= 0)
     at.kb = (<u64>s.scope[0] << 40 | <u64>s.scope[1] << 45 | <u64>s.decl[0] << 50 | <u64>s.decl[1] << 55
@@ -1212,9 +1238,14 @@ cdef inline int tri_replay(const Solve* X, const XState* s, const Tri* r, int al
     tri_flat, else tri_lines."""
     cdef TriAt at
     tri_at(s, &at)
+    return tri_replay_at(X, s, &at, r, alpha, beta, out)
+
+cdef inline int tri_replay_at(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int alpha, int beta,
+                              Leaf* out) noexcept nogil:
+    """tri_replay with s's TriAt (tri_at's, or one that goes to the same leaves)."""
     if r.flat and at.fast:
-        return tri_flat(X, s, &at, r, alpha, beta, out)
-    return tri_lines(X, s, &at, r, alpha, beta, out)
+        return tri_flat(X, s, at, r, alpha, beta, out)
+    return tri_lines(X, s, at, r, alpha, beta, out)
 
 cdef int tri_lines(const Solve* X, const XState* s, const TriAt* at, const Tri* r, int alpha, int beta,
                    Leaf* out) noexcept nogil:
@@ -1309,8 +1340,11 @@ cdef int xab(Cards* cards, const Solve* X, XState* s, int depth, int alpha, int 
     cdef u64* pk
     cdef Tri* tr
     cdef Search* S = X.S
-    cdef u64 key = 0
+    cdef u64 key = 0, tflags = 0, kb = 0
     cdef TTEntry* e = NULL
+    cdef TriAt at
+    cdef int seat = 0, sc = 0
+    cdef bint fast = 0
     if Cards is Six:
         left = 6
     elif Cards is Five:
@@ -1332,6 +1366,20 @@ cdef int xab(Cards* cards, const Solve* X, XState* s, int depth, int alpha, int 
             return xalphabeta(X, s, left - (pk != NULL or buf[0].card >= 0), depth + 1, alpha, beta, out)
     first = g if n > 1 else 0
     maxing = s.turn == S.me
+    if Cards is Four:
+        # what the children's tris' keys and TriAts share (tri_flags, tri_at)
+        # for a card play, taken from s once: the mover's sweep alone changes
+        seat = s.turn & 1
+        tflags = tri_flags(s)
+        if tflags:
+            tflags ^= <u64>1 << 40
+            tflags &= ~(<u64>(seat + 1) << 53)          # (fresh: xplay's)
+        sc = s.scope[seat]
+        at.kb = (<u64>s.scope[0] << 40 | <u64>s.scope[1] << 45 | <u64>s.decl[0] << 50 | <u64>s.decl[1] << 55
+                 | (<u64>1 << 63))
+        fast = ((<unsigned int>s.scope[0] | <unsigned int>s.scope[1]) <= 29
+                and (<unsigned int>s.decl[0] | <unsigned int>s.decl[1]) <= 31)
+        kb = at.kb
     best = -(1 << 30) if maxing else (1 << 30)
     for i in range(n):
         child = s
@@ -1339,7 +1387,10 @@ cdef int xab(Cards* cards, const Solve* X, XState* s, int depth, int alpha, int 
             c = s[0]
             child = &c
         mi = order_of(i, first)
-        xmove(child, pk, buf, mi)
+        if pk != NULL:                                  # (cards are left after it)
+            xplay_on(child, <int>(pk[mi] >> 40), pk[mi] & TAKE_MASK)
+        else:
+            xapply(child, &buf[mi])
         lp = out if i == 0 else &lf
         cleft = left - (pk != NULL or buf[mi].card >= 0)
         if cleft == left or child.phase != PH_PLAY:     # (a declaration; none over with cards left)
@@ -1351,10 +1402,14 @@ cdef int xab(Cards* cards, const Solve* X, XState* s, int depth, int alpha, int 
             S.solved += 1
             v = xab(<Four*>NULL, X, child, depth + 1, alpha, beta, lp)
         else:
-            tr = xtri_of(X, child, depth + 1)
+            tr = tri_at_key(X, child, tflags, depth + 1)
             if tr != NULL:
                 S.solved += 1
-                v = tri_replay(X, child, tr, alpha, beta, lp)
+                at.q0 = child.pile[0]
+                at.s = child
+                at.kb = kb + (<u64>(child.scope[seat] - sc) << (40 + 5 * seat))
+                at.fast = fast and child.last_capturer >= 0
+                v = tri_replay_at(X, child, &at, tr, alpha, beta, lp)
             else:
                 v = xalphabeta(X, child, cleft, depth + 1, alpha, beta, lp)
         if improves(v, maxing, &best, &alpha, &beta) and i:
