@@ -122,18 +122,19 @@ class Rating:
 
 # The ladder's ratings, the one place apps read them from (GetEngineInfo, README
 # "Strength (the arena)"): measured with the LEVELS above (a change to them or to
-# the search's defaults is measured again), 2026-12-02 (the kinds of player), by
+# the search's defaults is measured again), 2026-12-02 (the best response to the
+# greedy program in the last two rounds), by
 #   python bench/ladder.py --levels greedy,beginner,casual,intermediate,advanced \
 #       --pairs 600 --seed 1000 --jobs 2 --table
 # and full by `--levels full --pairs 300` (the same seed, the same default)
 RATINGS: dict[str, Rating] = {
     "random": Rating(-6.96, -7.32, -6.61, 600),
     "greedy": Rating(0.0, 0.0, 0.0, 0),
-    "beginner": Rating(+1.32, +1.00, +1.63, 600),
-    "casual": Rating(+1.70, +1.40, +2.00, 600),
-    "intermediate": Rating(+2.57, +2.28, +2.86, 600),
-    "advanced": Rating(+3.23, +2.92, +3.53, 600),
-    "full": Rating(+4.06, +3.67, +4.46, 300),
+    "beginner": Rating(+1.32, +1.01, +1.63, 600),
+    "casual": Rating(+1.72, +1.42, +2.03, 600),
+    "intermediate": Rating(+2.56, +2.27, +2.85, 600),
+    "advanced": Rating(+3.34, +3.03, +3.65, 600),
+    "full": Rating(+4.05, +3.67, +4.43, 300),
 }
 
 
