@@ -77,6 +77,13 @@ def _policy(text: str) -> Policy:
         raise ValueError(text) from None
 
 
+def _flag(text: str) -> bool:
+    """A yes/no knob: 1 or 0."""
+    if text not in ("0", "1"):
+        raise ValueError(text)
+    return text == "1"
+
+
 # a knob's short name: the field it sets (of Tuning, of its Searcher's knobs, or
 # of the budget's StoppingRule), and how its text is read
 TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
@@ -85,7 +92,7 @@ TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "inf": ("infer_t", float), "floor": ("root_floor", float), "pol": ("policy", _policy),
     "ipol": ("infer_policy", _policy), "spol": ("own_policy", _policy), "imix": ("infer_mix", float),
     "isoft": ("infer_soft", int), "isplit": ("infer_split", int), "iprog": ("infer_program", float),
-    "xprog": ("exact_program", float), "xresp": ("exact_respond", lambda text: bool(int(text))),
+    "xprog": ("exact_program", float), "xresp": ("exact_respond", _flag),
     "g": ("min_gain", float), "se": ("target_stderr", float), "first": ("first_look", int)}
 TUNING_FIELDS = {f.name for f in dataclasses.fields(Tuning)}
 STOPPING_FIELDS = {f.name for f in dataclasses.fields(StoppingRule)}

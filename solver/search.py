@@ -25,7 +25,7 @@ the same way), and then, by the position:
   the greedy program (its weight at least Tuning.exact_program) each world
   is solved as the best response to it instead, its every move greedy's:
   minimax assumes a perfect opponent, the program is not one (+0.10 a hand
-  against greedy over minimax's and over rollouts', README "Strength");
+  against greedy over playing them out by rollouts, README "Strength");
 * otherwise SO-ISMCTS with availability counts (ISMCTS) builds a tree over
   most of the budget, then a paired phase evaluates every legal move on the
   same fresh worlds, following the tree's most visited moves at the asking

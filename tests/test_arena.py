@@ -30,6 +30,8 @@ def test_a_knob_out_of_its_range_is_the_specs_error_before_any_game():
         with pytest.raises(CirullaError, match=f"engine '{bad}': {field}|engine '{bad}': stopping rule: {field}"):
             EngineSpec.parse(bad)
     assert dict(EngineSpec.parse("ismcts:100it:isplit=1,xresp=1").params) == {"infer_split": 1, "exact_respond": True}
+    with pytest.raises(CirullaError, match="bad value for xresp"):
+        EngineSpec.parse("ismcts:100it:xresp=5")
 
 
 def test_remote_engine_specs_name_a_server_and_a_level_or_budget():
