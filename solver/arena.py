@@ -92,7 +92,7 @@ TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "inf": ("infer_t", float), "floor": ("root_floor", float), "pol": ("policy", _policy),
     "ipol": ("infer_policy", _policy), "spol": ("own_policy", _policy), "imix": ("infer_mix", float),
     "isoft": ("infer_soft", int), "isplit": ("infer_split", int), "iprog": ("infer_program", float),
-    "xprog": ("exact_program", float), "xresp": ("exact_respond", _flag),
+    "xprog": ("exact_program", float), "xresp": ("exact_respond", _flag), "match": ("sensitive", _flag),
     "g": ("min_gain", float), "se": ("target_stderr", float), "first": ("first_look", int)}
 TUNING_FIELDS = {f.name for f in dataclasses.fields(Tuning)}
 STOPPING_FIELDS = {f.name for f in dataclasses.fields(StoppingRule)}
@@ -241,6 +241,7 @@ def make_player(spec: EngineSpec, seed: int) -> Player:
         return EnginePlayer(spec.level, seed).choose          # as ChooseMove plays it
     stopping, tuning, knobs = _split_knobs(spec.params)
     rule = StoppingRule(**stopping) if stopping else None
+    by_match = tuning.pop("sensitive", True)        # match=0: rank by expected points alone
 
     def play(match: Match) -> Move:
         moves = match.legal_moves
@@ -261,7 +262,7 @@ def make_player(spec: EngineSpec, seed: int) -> Player:
         else:
             know = Knowledge.of(view)
         method = SearchMethod.FLAT if spec.kind == "flatmc" else None
-        return run_search(know, budget, Tuning(method=method, sensitive=match_sensitive(view),
+        return run_search(know, budget, Tuning(method=method, sensitive=by_match and match_sensitive(view),
                                                knobs=cast(SearchParams, knobs), **tuning)).best
 
     return play

@@ -34,6 +34,30 @@ def test_a_knob_out_of_its_range_is_the_specs_error_before_any_game():
         EngineSpec.parse("ismcts:100it:xresp=5")
 
 
+def test_match_0_ranks_by_expected_points_where_the_match_is_in_reach(monkeypatch):
+    """match=0 turns off the ranking by the chance of winning the match (the
+    measurement of what that ranking is worth); without it, a match whose
+    target a hand can reach is ranked by that chance."""
+    from cirulla.solver import arena as arena_module
+    seen: list[bool] = []
+    real = arena_module.run_search
+
+    def spy(know, budget, tuning):
+        seen.append(tuning.sensitive)
+        return real(know, budget, tuning)
+
+    monkeypatch.setattr(arena_module, "run_search", spy)
+    assert dict(EngineSpec.parse("ismcts:50it:match=0").params) == {"sensitive": False}
+    for spec in ("ismcts:50it", "ismcts:50it:match=0"):
+        match = Match(Rules(target=11), seed=4)
+        while len(match.legal_moves) < 2:
+            match.play(match.greedy_move())
+        make_player(EngineSpec.parse(spec), 1)(match)
+    assert seen == [True, False]
+    with pytest.raises(CirullaError, match="bad value for match"):
+        EngineSpec.parse("ismcts:100it:match=2")
+
+
 def test_remote_engine_specs_name_a_server_and_a_level_or_budget():
     assert EngineSpec.parse("remote:127.0.0.1:50051") == EngineSpec("remote", address="127.0.0.1:50051")
     assert EngineSpec.parse("remote:cirulla.internal:443:casual").level == "casual"
