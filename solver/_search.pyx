@@ -84,6 +84,7 @@ cdef class Searcher:
                  double c_ucb=4.0, int eps_milli=100, int follow_min=8, int follow_own=1,
                  double root_floor=0.0, int policy=GREEDY, int infer_policy=GREEDY, int own_policy=-1,
                  double infer_mix=-1.0, int infer_soft=0, double infer_program=0.0, int infer_split=0,
+                 int own_eps_milli=-1,
                  EquityTable equity=None, list scores=None, int next_dealer_side=0,
                  bint match_mode=False):
         cdef int i, n
@@ -140,7 +141,11 @@ cdef class Searcher:
         S.me = side_of(&S.r, observer)
         S.c_ucb = c_ucb
         S.eps_milli = eps_milli | rollout
-        S.own_milli = S.eps_milli if own_policy < 0 else eps_milli | policy_flags(own_policy)
+        if not -1 <= own_eps_milli <= 1000:
+            raise ValueError(f"own_eps_milli (the asking side's random moves, per 1000) must be in 0..1000, "
+                             f"got {own_eps_milli}")
+        own_eps = eps_milli if own_eps_milli < 0 else own_eps_milli
+        S.own_milli = own_eps | (rollout if own_policy < 0 else policy_flags(own_policy))
         S.follow_min = follow_min
         S.follow_own = follow_own
         if not 0.0 <= root_floor <= 1.0:

@@ -186,6 +186,7 @@ class SearchParams(TypedDict, total=False):
     infer_soft: int                 # 1: a play's likelihood is its probability (0: by its regret)
     infer_program: float            # the prior that the others are a greedy program (the inference's third kind)
     infer_split: int                # 1: the two softmax kinds keep their prior split, each read on its own scale
+    own_eps_milli: int              # the asking side's random moves in the rollouts, per 1000 (-1: eps_milli)
 
 
 # --- what a search is asked -----------------------------------------------------

@@ -332,6 +332,24 @@ def test_infer_split_keeps_the_two_softmax_kinds_at_their_prior_split(other):
     assert worlds(infer_split=1) != worlds()
 
 
+def test_own_eps_milli_sets_the_asking_sides_random_moves_apart_from_the_others():
+    """own_eps_milli is the asking side's share of random moves in the
+    rollouts, the others keeping eps_milli: -1 (the default) is eps_milli for
+    both; another value changes the asking side's playouts alone."""
+    m = _play_hand_until(Rules(), 1, 2, Match.greedy_move)
+    know = Knowledge.of(m.view(m.to_move))
+
+    def figures(**knobs) -> list[float]:
+        result = run_search(know, SearchBudget(iterations=400, seed=4), Tuning(knobs={"eps_milli": 200, **knobs}))
+        return [s.expected_points for s in result.moves]
+
+    assert figures(own_eps_milli=-1) == figures(own_eps_milli=200) == figures()
+    assert figures(own_eps_milli=0) != figures()
+    with pytest.raises(ValueError, match="own_eps_milli"):
+        figures(own_eps_milli=1001)
+    assert dict(EngineSpec.parse("ismcts:100it:eps=200,oeps=100").params) == {"eps_milli": 200, "own_eps_milli": 100}
+
+
 def test_the_kinds_of_player_are_checked():
     m = _play_hand_until(Rules(), 1, 2, Match.greedy_move)
     know = Knowledge.of(m.view(0))
