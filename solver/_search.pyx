@@ -96,6 +96,9 @@ cdef class Searcher:
         cdef int rollout = policy_flags(policy)
         if not 0 <= eps_milli <= 1000:
             raise ValueError(f"eps_milli (the rollout's random moves, per 1000) must be in 0..1000, got {eps_milli}")
+        if not -1 <= own_eps_milli <= 1000:
+            raise ValueError(f"own_eps_milli (the asking side's random moves, per 1000) must be -1 (eps_milli's) "
+                             f"or in 0..1000, got {own_eps_milli}")
         if infer_policy not in (GREEDY, LEARNED):
             raise ValueError(f"infer_policy (the inference's) must be GREEDY (0) or LEARNED (1), got {infer_policy}")
         if len(unseen) > N_CARDS:
@@ -141,9 +144,6 @@ cdef class Searcher:
         S.me = side_of(&S.r, observer)
         S.c_ucb = c_ucb
         S.eps_milli = eps_milli | rollout
-        if not -1 <= own_eps_milli <= 1000:
-            raise ValueError(f"own_eps_milli (the asking side's random moves, per 1000) must be in 0..1000, "
-                             f"got {own_eps_milli}")
         own_eps = eps_milli if own_eps_milli < 0 else own_eps_milli
         S.own_milli = own_eps | (rollout if own_policy < 0 else policy_flags(own_policy))
         S.follow_min = follow_min
