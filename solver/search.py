@@ -92,6 +92,8 @@ TIE_EPS = 1e-9              # exact figures this close are equal (sums of weight
 INFER_T = 50.0              # the inference's temperature, in the greedy worth's units (a scopa is 100)
 INFER_MIX = 0.5             # the inference's model of the others (2 players): the learned policy's weight
 INFER_PROGRAM = 0.3         # the prior that a seat is a program playing greedy's best move
+ROLLOUT_EPS = 200           # 2 players: the others' random moves in the rollouts, per 1000 (the Searcher's: 100)
+OWN_ROLLOUT_EPS = 100       # and the asking side's own
 EXACT_PROGRAM = 0.9         # the program's weight from which the last rounds are its best response, not minimax
 EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity table
 MAX_EQUITY_TARGET = 301
@@ -651,6 +653,10 @@ def searcher_knobs(rules: Rules, tuning: Tuning = Tuning()) -> SearchParams:
     knobs = SearchParams(infer_t=0.0 if tuning.method is SearchMethod.FLAT else INFER_T, infer_program=INFER_PROGRAM)
     if rules.players == 2:
         knobs["infer_mix"], knobs["infer_soft"] = INFER_MIX, 1
+        # the others' rollout moves trusted less than the asking side's own (with 4 players it
+        # measured weaker: README); flat Monte Carlo stays the yardstick it was
+        if tuning.method is not SearchMethod.FLAT:
+            knobs["eps_milli"], knobs["own_eps_milli"] = ROLLOUT_EPS, OWN_ROLLOUT_EPS
     knobs.update(tuning.knobs)
     return knobs
 

@@ -16,7 +16,16 @@ from cirulla.solver import Card, CirullaError, Match, Move, Rules, _core
 from cirulla.solver.arena import EngineSpec
 from cirulla.solver.cards import mask_of
 from cirulla.solver.events import Turn
-from cirulla.solver.search import Knowledge, Policy, SearchBudget, Tuning, _search, run_search
+from cirulla.solver.search import (
+    Knowledge,
+    Policy,
+    SearchBudget,
+    SearchMethod,
+    Tuning,
+    _search,
+    run_search,
+    searcher_knobs,
+)
 from rules_support import position
 
 POLICY = Path(__file__).resolve().parents[1] / "bench" / "policy"
@@ -334,19 +343,26 @@ def test_infer_split_keeps_the_two_softmax_kinds_at_their_prior_split(other):
 
 def test_own_eps_milli_sets_the_asking_sides_random_moves_apart_from_the_others():
     """own_eps_milli is the asking side's share of random moves in the
-    rollouts, the others keeping eps_milli: -1 (the default) is eps_milli for
-    both; another value changes the asking side's playouts alone."""
+    rollouts, the others keeping eps_milli: -1 is eps_milli for both; another
+    value changes the asking side's playouts alone. The search's default with
+    2 players is the others 20% random, its own 10%; with 4 players, and in
+    flat Monte Carlo (the yardstick it was), every seat 10%."""
     m = _play_hand_until(Rules(), 1, 2, Match.greedy_move)
     know = Knowledge.of(m.view(m.to_move))
 
     def figures(**knobs) -> list[float]:
-        result = run_search(know, SearchBudget(iterations=400, seed=4), Tuning(knobs={"eps_milli": 200, **knobs}))
+        result = run_search(know, SearchBudget(iterations=400, seed=4), Tuning(knobs=knobs))
         return [s.expected_points for s in result.moves]
 
-    assert figures(own_eps_milli=-1) == figures(own_eps_milli=200) == figures()
+    assert figures(eps_milli=200, own_eps_milli=-1) == figures(eps_milli=200, own_eps_milli=200)
+    assert figures() == figures(eps_milli=200, own_eps_milli=100) != figures(eps_milli=200, own_eps_milli=-1)
     assert figures(own_eps_milli=0) != figures()
     with pytest.raises(ValueError, match="own_eps_milli"):
         figures(own_eps_milli=1001)
+    knobs = searcher_knobs(Rules())
+    assert (knobs["eps_milli"], knobs["own_eps_milli"]) == (200, 100)
+    for rules, tuning in ((Rules(), Tuning(method=SearchMethod.FLAT)), (Rules(players=4), Tuning())):
+        assert not {"eps_milli", "own_eps_milli"} & set(searcher_knobs(rules, tuning))
     assert dict(EngineSpec.parse("ismcts:100it:eps=200,oeps=100").params) == {"eps_milli": 200, "own_eps_milli": 100}
 
 
