@@ -122,19 +122,19 @@ class Rating:
 
 # The ladder's ratings, the one place apps read them from (GetEngineInfo, README
 # "Strength (the arena)"): measured with the LEVELS above (a change to them or to
-# the search's defaults is measured again), 2026-12-02 (the best response to the
-# greedy program in the last two rounds), by
+# the search's defaults is measured again), 2026-12-02 (the other seat's rollout
+# moves one in five at random, the asking side's one in ten), by
 #   python bench/ladder.py --levels greedy,beginner,casual,intermediate,advanced \
 #       --pairs 600 --seed 1000 --jobs 2 --table
 # and full by `--levels full --pairs 300` (the same seed, the same default)
 RATINGS: dict[str, Rating] = {
     "random": Rating(-6.96, -7.32, -6.61, 600),
     "greedy": Rating(0.0, 0.0, 0.0, 0),
-    "beginner": Rating(+1.32, +1.01, +1.63, 600),
-    "casual": Rating(+1.72, +1.42, +2.03, 600),
-    "intermediate": Rating(+2.56, +2.27, +2.85, 600),
-    "advanced": Rating(+3.34, +3.03, +3.65, 600),
-    "full": Rating(+4.05, +3.67, +4.43, 300),
+    "beginner": Rating(+1.17, +0.86, +1.48, 600),
+    "casual": Rating(+1.91, +1.60, +2.23, 600),
+    "intermediate": Rating(+2.59, +2.30, +2.89, 600),
+    "advanced": Rating(+3.25, +2.95, +3.55, 600),
+    "full": Rating(+4.06, +3.67, +4.46, 300),
 }
 
 
