@@ -63,14 +63,17 @@ their row of Search.buf. The search itself (its order, cut-offs, tables,
 hash keys and positions) is alphabeta's on the core's State without the
 memos, and so are its figures, to the last bit: `_reference` switches to
 that for the tests that check it. One world (the last round, or the true
-one) is solved by alphabeta: faster than the memos would fill."""
+one) is solved by alphabeta: faster than the memos would fill. With 4
+players in two sides only the last round's best response to the program is
+solved (seat_worlds: every way the unseen cards lie in the other three
+hands, by alphabeta, the other side's moves greedy's)."""
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
 from cirulla.solver._core cimport (
-    N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, Move, Rng, Rules, State, apply_move, bit, cards_in_round, deal_due,
-    TABLE_INFO_BITS, TableInfo, gen_moves, gen_plays_2p, hand_plays, greedy_index, greedy_weights, lowest, mix64,
-    popcount, rng_below, side_of, u64)
+    MAX_SEATS, N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, Move, Rng, Rules, State, apply_move, bit, cards_in_round,
+    deal_due, TABLE_INFO_BITS, TableInfo, gen_moves, gen_plays_2p, hand_plays, greedy_index, greedy_weights, lowest,
+    mix64, popcount, rng_below, side_of, u64)
 from cirulla.solver._equity cimport Eval, evaluate, win_of
 from cirulla.solver._paired cimport add_world, can_sweep_next
 from cirulla.solver._search cimport RootMove, load_flag, now_s
@@ -239,15 +242,17 @@ cdef void tables_free(Tables* x) noexcept nogil:
 
 
 cdef u64 state_key(const State* s, const Rules* r, int with_stock) noexcept nogil:
-    """A hash of everything in a 2-player state that the rest of the hand can
-    depend on: holdings, table, piles, scope, declarations, the matta's value,
-    whose turn, the last capturer, and the undealt stock in order."""
+    """A hash of everything in a state of two sides that the rest of the hand
+    can depend on: holdings, table, piles, scope, declarations, the matta's
+    value, whose turn, the last capturer, and the undealt stock in order."""
     cdef u64 h = (s.hand[0] ^ <u64>0x9E3779B97F4A7C15) * <u64>0xBF58476D1CE4E5B9
     cdef int i
     h = (h ^ (h >> 29) ^ s.hand[1]) * <u64>0x94D049BB133111EB
     h = (h ^ (h >> 29) ^ s.table) * <u64>0xBF58476D1CE4E5B9
     h = (h ^ (h >> 29) ^ s.pile[0]) * <u64>0x94D049BB133111EB
     h = (h ^ (h >> 29) ^ s.pile[1]) * <u64>0xBF58476D1CE4E5B9
+    for i in range(2, r.n_players):                     # (4 players: the partners' hands)
+        h = (h ^ (h >> 29) ^ s.hand[i]) * <u64>0x94D049BB133111EB
     h = mix64(h ^ (<u64>s.turn | <u64>(s.last_capturer + 1) << 4 | <u64>s.declared << 8
                    | <u64>s.round << 16 | <u64>(s.scope[0] & 0xFF) << 24 | <u64>(s.scope[1] & 0xFF) << 32
                    | <u64>(s.decl[0] & 0xFF) << 40 | <u64>(s.decl[1] & 0xFF) << 48
@@ -257,6 +262,15 @@ cdef u64 state_key(const State* s, const Rules* r, int with_stock) noexcept nogi
             h = (h ^ (<u64>s.stock[i] + (<u64>i << 8))) * <u64>0x9E3779B97F4A7C15
         h = mix64(h)
     return h if h else 1
+
+
+cdef inline int in_hands(const State* s, const Rules* r) noexcept nogil:
+    """The cards in the players' hands."""
+    cdef u64 held = 0
+    cdef int i
+    for i in range(r.n_players):
+        held |= s.hand[i]
+    return popcount(held)
 
 
 cdef inline void leaf_of(const Search* S, const State* s, Leaf* lf) noexcept nogil:
@@ -374,7 +388,7 @@ cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int
         left -= buf[0].card >= 0
         if s.phase == PH_DEAL:                          # the next round's deal
             deal_due(s, &S.r, &S.rng)
-            left = popcount(s.hand[0] | s.hand[1])
+            left = in_hands(s, &S.r)
         depth += 1
     if n > 1:
         # the move first that was best here in the previous world (worlds that
@@ -413,7 +427,7 @@ cdef int alphabeta(const Solve* X, State* s, int left, int depth, int alpha, int
             cleft = left - (m.card >= 0)
             if child.phase != PH_PLAY:                  # the next round's deal
                 deal_due(child, &S.r, &S.rng)
-                cleft = popcount(child.hand[0] | child.hand[1])
+                cleft = in_hands(child, &S.r)
             v = alphabeta(X, child, cleft, depth + 1, alpha, beta, lp)
         if take_child(v, i, maxing, &best, &alpha, &beta, &j, out, &lf):
             break
@@ -1683,12 +1697,92 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
                 xalphabeta(X, &x, popcount(s.hand[0] | s.hand[1]), 0, -(1 << 30), 1 << 30, &lf)
         else:
             rm.p_risk += weight * can_sweep_next(&s, &S.r, S.buf)
-            alphabeta(X, &s, popcount(s.hand[0] | s.hand[1]), 0, -(1 << 30), 1 << 30, &lf)
+            alphabeta(X, &s, in_hands(&s, &S.r), 0, -(1 << 30), 1 << 30, &lf)
         rm.p_val = lf.margin
         rm.p_wval = lf.win
         for j in range(N_CAT):
             rm.p_cat[j] += weight * lf.cats[j]
     add_world(S, weight)
+
+cdef long seat_worlds(const Solve* X, int part, int parts, double deadline) noexcept nogil:
+    """exact_worlds with more than 2 players, two sides, in the last round
+    (the stock dealt): every way the unseen cards lie in the other seats'
+    hands, shuffled and split by parts as exact_worlds splits the holdings.
+    For the best response to the program (the other side's every move
+    greedy's, X.respond): with two others to search against, minimax would
+    be too big a tree. Returns the worlds solved, or -1 if cut short."""
+    cdef Search* S = X.S
+    cdef Know* k = &S.k
+    cdef const Rules* r = &S.r
+    cdef State w
+    cdef int n = k.n_unseen, m = 0, i, j, c, count = 0, index
+    cdef int seats[MAX_SEATS]
+    cdef u64 full = ((<u64>1) << n) - 1, a, b, t, cap = 1
+    cdef u64* ways
+    cdef long done = 0
+    cdef Rng order
+    if r.n_sides != 2 or k.base.stock_pos != N_CARDS or n > 9:
+        return 0
+    for i in range(r.n_players):
+        if i != k.observer and k.hidden[i] > 0:
+            seats[m] = i
+            m += 1
+    c = 0
+    for i in range(m):
+        c += k.hidden[seats[i]]
+    if m > 3 or c != n:
+        return 0
+    for _ in range(n):
+        cap *= m                                        # the ways the cards can lie, at most
+    ways = <u64*>malloc(cap * sizeof(u64))              # the first two seats' cards: a | b << 32
+    if ways == NULL:
+        return -1
+    if m == 0:                                          # every card seen: the one world
+        ways[0] = 0
+        count = 1
+    for a in range(full + 1 if m else 0):
+        if popcount(a) != k.hidden[seats[0]]:
+            continue
+        if m == 1:
+            ways[count] = a
+            count += 1
+            continue
+        for b in range(full + 1):
+            if b & a or popcount(b) != k.hidden[seats[1]]:
+                continue
+            if m == 2 and (a | b) != full:
+                continue
+            ways[count] = a | b << 32
+            count += 1
+    order.s = mix64(k.base.table ^ (k.base.hand[k.observer] << 20) ^ <u64>n)
+    for i in range(count - 1, 0, -1):                   # Fisher-Yates
+        j = rng_below(&order, i + 1)
+        t = ways[i]; ways[i] = ways[j]; ways[j] = t
+    index = part - parts
+    while True:
+        index += parts                                  # this part's share
+        if index >= count:
+            break
+        if load_flag(S.stop) or (deadline > 0 and now_s() >= deadline):
+            free(ways)
+            return -1
+        a = ways[index] & ((<u64>1 << 32) - 1)
+        b = ways[index] >> 32
+        memcpy(&w, &k.base, sizeof(State))
+        for i in range(n):
+            c = 0 if a >> i & 1 else (1 if b >> i & 1 else 2)
+            w.hand[seats[c]] |= bit(k.unseen[i])
+        c = 0
+        for i in range(m):
+            if k.nobuona[seats[i]] and has_buona(k, r, seats[i], w.hand[seats[i]] | k.played[seats[i]]):
+                c = 1
+        if c:
+            continue
+        exact_world(X, &w, play_likelihood(k, r, &w))
+        done += 1
+    free(ways)
+    return done
+
 
 cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadline, int respond) noexcept nogil:
     """Enumerate the worlds of a 2-player endgame (the opponent's hidden cards x
@@ -1707,7 +1801,7 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     cdef Know* k = &S.k
     cdef const Rules* r = &S.r
     cdef State w
-    cdef int opp = 1 - k.observer, n = k.n_unseen, h = k.hidden[opp]
+    cdef int opp = 1 - k.observer, n = k.n_unseen, h
     cdef int ns = N_CARDS - k.base.stock_pos, first, i, pos, count = 0, j, index
     cdef u64 hm, sm, t
     cdef u64* holdings
@@ -1740,6 +1834,9 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
             exact_world(&X, &k.base, 1.0)
             return 1
         return 0
+    if r.n_players > 2:
+        return seat_worlds(&X, part, parts, deadline)
+    h = k.hidden[opp]
     if n != h + ns or ns > 12:
         return 0
     holdings = <u64*>malloc(((<u64>1) << n) * sizeof(u64))

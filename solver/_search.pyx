@@ -249,15 +249,17 @@ cdef class Searcher:
         return i
 
     def exact(self, int part=0, int parts=1, double deadline=0.0, bint respond=False):
-        """Solve this part of the worlds of a 2-player endgame exactly; the
+        """Solve this part of the worlds of a 2-player endgame exactly (with
+        two sides of more players, the last round's best response); the
         number of worlds solved, or -1 if the stop flag or the monotonic
         `deadline` (seconds, 0 for none) cut it short. The opponent holdings
         are visited in a shuffled order, so the worlds solved by then are a
         fair sample of them all. `respond`: the other seat plays the greedy
         program's move at its every turn (a best response to the program)."""
         cdef long done
-        if self.S.r.n_players != 2:
-            raise ValueError("the exact solver is for 2 players")
+        if self.S.r.n_players != 2 and not (respond and self.S.r.n_sides == 2 and self.S.k.base.stock_pos == N_CARDS):
+            raise ValueError("the exact solver is for 2 players (with two sides of more: the best response in the "
+                             "last round)")
         if not 0 <= part < parts:
             raise ValueError(f"part {part} of {parts}: need 0 <= part < parts")
         if tables_init(&self.tables) < 0:

@@ -132,7 +132,8 @@ cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const
     """k.type_w[seat] = each kind of player's prior times the probability it
     gives the seat's card plays of the hand's finished rounds (where every
     holding is known: what a seat held at a play is what it played from it on),
-    normalized. The positions are today's but for the table and the holdings."""
+    normalized (the prior alone without the inference, k.infer_t 0). The
+    positions are today's but for the table and the holdings."""
     cdef State t
     cdef double p[N_TYPES]
     cdef double b[N_TYPES]
@@ -142,6 +143,8 @@ cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const
     for seat in range(MAX_SEATS):
         for j in range(N_TYPES):
             k.type_w[seat][j] = prior[j]
+    if k.infer_t <= 0:
+        return                                      # no inference (worlds drawn uniformly): the prior
     for i in range(n):
         memcpy(&t, &k.base, sizeof(State))
         t.table = past[i].table

@@ -26,6 +26,13 @@ the same way), and then, by the position:
   is solved as the best response to it instead, its every move greedy's:
   minimax assumes a perfect opponent, the program is not one (+0.10 a hand
   against greedy over playing them out by rollouts, README "Strength");
+* 4 players (two sides), empty stock, the other side both read as the
+  program (the least of their weights at least EXACT_PROGRAM_SIDES): the
+  last round's best response, every way the unseen cards lie in the three
+  other hands (at most 1,680 worlds) solved with the other side's every
+  move greedy's and the partner's and the asking seat's the best for their
+  side (EXACT; +0.21 a hand against greedy, README "Strength"); with a
+  searching opponent the tree below, as before;
 * otherwise SO-ISMCTS with availability counts (ISMCTS) builds a tree over
   most of the budget, then a paired phase evaluates every legal move on the
   same fresh worlds, following the tree's most visited moves at the asking
@@ -95,6 +102,7 @@ INFER_PROGRAM = 0.3         # the prior that a seat is a program playing greedy'
 ROLLOUT_EPS = 200           # 2 players: the others' random moves in the rollouts, per 1000 (the Searcher's: 100)
 OWN_ROLLOUT_EPS = 100       # and the asking side's own
 EXACT_PROGRAM = 0.9         # the program's weight from which the last rounds are its best response, not minimax
+EXACT_PROGRAM_SIDES = 0.5   # the same with 4 players (the last round), the least of the other side's two
 EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity table
 MAX_EQUITY_TARGET = 301
 
@@ -346,7 +354,8 @@ class Tuning:
     `exact_program`: the greedy program's weight (Searcher.type_weights) from
     which the last rounds are solved as the best response to the program (its
     every move greedy's), not by minimax (above 1: never; None:
-    EXACT_PROGRAM); `exact_respond` False plays them out by rollouts instead.
+    EXACT_PROGRAM, with 4 players EXACT_PROGRAM_SIDES); `exact_respond` False
+    plays them out by rollouts instead.
     """
     method: SearchMethod | None = None
     sensitive: bool = False
@@ -623,21 +632,28 @@ def _thread_seed(seed: int, t: int) -> int:
 
 def _pick_method(know: Knowledge, n_moves: int, tuning: Tuning, program: float) -> SearchMethod:
     """The method for this position (module docstring); `program`: the weight
-    of the greedy program among the kinds of player the other seat is read as."""
+    of the greedy program among the kinds of player the other side's seats are
+    read as (the least of theirs)."""
     if tuning.method is not None:
         return tuning.method
     rules, stock = know.rules, 40 - know.base["stock_pos"]
     if n_moves == 1 and not tuning.solve_forced:
         return SearchMethod.FORCED
     if rules.players == 2 and (stock == 0 or (stock == 6 and rules.capture is Capture.MANDATORY)) \
-            and (tuning.exact_respond or not _reads_as_program(tuning, program)):
+            and (tuning.exact_respond or not _reads_as_program(tuning, program, rules)):
         return SearchMethod.EXACT     # the last round, or the last two: see the module docstring
+    if rules.players > 2 and rules.n_sides == 2 and stock == 0 and tuning.exact_respond \
+            and _reads_as_program(tuning, program, rules):
+        return SearchMethod.EXACT     # two sides: the last round's best response to the program
     return SearchMethod.ISMCTS
 
 
-def _reads_as_program(tuning: Tuning, program: float) -> bool:
-    """Whether the other seat, the greedy program by this weight, is played as one in the last rounds."""
-    return program >= (EXACT_PROGRAM if tuning.exact_program is None else tuning.exact_program)
+def _reads_as_program(tuning: Tuning, program: float, rules: Rules) -> bool:
+    """Whether the other side, the greedy program by this weight, is played as one in the last rounds."""
+    if tuning.exact_program is not None:
+        return program >= tuning.exact_program
+    # with 4 players a hand has three rounds: by the last the weight reads fewer plays (about 0.8 against greedy)
+    return program >= (EXACT_PROGRAM if rules.players == 2 else EXACT_PROGRAM_SIDES)
 
 
 def searcher_knobs(rules: Rules, tuning: Tuning = Tuning()) -> SearchParams:
@@ -689,9 +705,10 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
         for s in searchers:
             s.focus_on(at, tuning.focus_share)
     kinds = searchers[0].type_weights
-    program = max(kinds[s][0] for s in range(len(kinds)) if s != know.observer)
+    side = rules.side_of(know.observer)
+    program = min(kinds[s][0] for s in range(len(kinds)) if rules.side_of(s) != side)
     method = _pick_method(know, n_moves, tuning, program)
-    respond = method is SearchMethod.EXACT and _reads_as_program(tuning, program)
+    respond = method is SearchMethod.EXACT and _reads_as_program(tuning, program, rules)
     time_ms = budget.time_ms
     if budget.iterations is None and time_ms is None:
         time_ms = DEFAULT_TIME_CAP_MS

@@ -702,6 +702,75 @@ def test_against_the_program_the_last_rounds_are_its_best_response(seed, stock, 
     assert all(m.expected_points <= want[m.move] + 1e-9 for m in minimax.moves)
 
 
+def against_greedy_side(core, side: int, rules: Rules) -> int:
+    """against_greedy with two sides: the other side's seats play the greedy
+    move, the asking side's two seats their side's best (the partner's too)."""
+    if core.phase == _core.PHASE_OVER:
+        pts = [sum(row) for row in core.score()]
+        return pts[side] - pts[1 - side]
+    moves = core.legal_moves()
+    if rules.side_of(core.turn) != side:
+        child = core.copy()
+        child.apply(*moves[core.greedy_choice(moves)])
+        return against_greedy_side(child, side, rules)
+    values = []
+    for mv in moves:
+        child = core.copy()
+        child.apply(*mv)
+        values.append(against_greedy_side(child, side, rules))
+    return max(values)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_with_4_players_the_last_round_against_the_program_is_its_best_response(seed):
+    """4 players, an empty stock, the other side read as the greedy program
+    (here by the knob): every way the unseen cards lie in the three other hands
+    solved with the other side playing greedy's move and the asking side (the
+    partner too) its best, averaged (uniformly without the inference)."""
+    rules = Rules(players=4)
+    match = _endgame(rules, seed, 0, 2)
+    seat = match.to_move
+    view = match.view(seat)
+    know = Knowledge.of(view)
+    res = run_search(know, SearchBudget(seed=1), Tuning(exact_program=0.0, knobs={"infer_t": 0.0}))
+    others = [s for s in range(4) if s != seat]
+    unseen = [c.index for c in view.unseen()]
+    counts = [view.hidden_count(s) for s in others]
+    fields = match.core.export()
+    values: dict[tuple, list[int]] = {}
+    worlds = 0
+    for first in itertools.combinations(unseen, counts[0]):
+        rest = [c for c in unseen if c not in first]
+        for second in itertools.combinations(rest, counts[1]):
+            deal = (first, second, tuple(c for c in rest if c not in second))
+            world = dict(fields)
+            world["hand"] = list(fields["hand"])
+            for s, cards in zip(others, deal, strict=True):
+                world["hand"][s] = mask_of(view.public[s]) | mask_of(Card(c) for c in cards)
+            core = _core.CoreState.restore(rules.core, world)
+            worlds += 1
+            for mv in core.legal_moves():
+                child = core.copy()
+                child.apply(*mv)
+                values.setdefault(mv, []).append(against_greedy_side(child, rules.side_of(seat), rules))
+    assert res.method == "exact" and res.stopped_because == "exact" and res.info["worlds"] == worlds > 1
+    want = {Move.from_core(mv, rules.matta_card): sum(v) / len(v) for mv, v in values.items()}
+    assert {m.move: m.expected_points for m in res.moves} == pytest.approx(want, abs=1e-9)
+    # a side whose weight is short of the threshold is searched by the tree, as before
+    assert run_search(know, SearchBudget(iterations=200, seed=1),
+                      Tuning(exact_program=1.0)).method == "ismcts"
+
+
+def test_without_the_inference_the_kinds_of_player_are_the_prior():
+    """infer_t 0 (worlds drawn uniformly, as flat Monte Carlo draws them): no
+    play is read, so every seat is each kind by the prior, not NaN from a
+    softmax at temperature 0."""
+    match = _endgame(Rules(players=4), 1, 0, 2)
+    know = Knowledge.of(match.view(match.to_move))
+    kinds = know.searcher(1, _search.StopFlag(), infer_t=0.0, infer_program=0.3).type_weights
+    assert all(w == pytest.approx([0.3, 0.7, 0.0]) for w in kinds)
+
+
 def test_a_time_budget_cuts_the_exact_solve_short_with_a_fair_sample():
     """The exact solve of the last two rounds takes tens of ms; a shorter time
     budget stops it in time, and the worlds solved by then (the opponent's
