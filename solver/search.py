@@ -31,8 +31,8 @@ the same way), and then, by the position:
   last round's best response, every way the unseen cards lie in the three
   other hands (at most 1,680 worlds) solved with the other side's every
   move greedy's and the partner's and the asking seat's the best for their
-  side (EXACT; +0.21 a hand against greedy, README "Strength"); with a
-  searching opponent the tree below, as before;
+  side (EXACT; +0.19 a hand against greedy, README "Strength"); with a
+  searching opponent, or optional captures, the tree below, as before;
 * otherwise SO-ISMCTS with availability counts (ISMCTS) builds a tree over
   most of the budget, then a paired phase evaluates every legal move on the
   same fresh worlds, following the tree's most visited moves at the asking
@@ -642,9 +642,11 @@ def _pick_method(know: Knowledge, n_moves: int, tuning: Tuning, program: float) 
     if rules.players == 2 and (stock == 0 or (stock == 6 and rules.capture is Capture.MANDATORY)) \
             and (tuning.exact_respond or not _reads_as_program(tuning, program, rules)):
         return SearchMethod.EXACT     # the last round, or the last two: see the module docstring
-    if rules.players > 2 and rules.n_sides == 2 and stock == 0 and tuning.exact_respond \
-            and _reads_as_program(tuning, program, rules):
-        return SearchMethod.EXACT     # two sides: the last round's best response to the program
+    # two sides: the last round's best response to the program (not with optional captures, where the
+    # partners' choices make it about 5 times as costly: p95 0.2 s)
+    if rules.players > 2 and rules.n_sides == 2 and stock == 0 and rules.capture is Capture.MANDATORY \
+            and tuning.exact_respond and _reads_as_program(tuning, program, rules):
+        return SearchMethod.EXACT
     return SearchMethod.ISMCTS
 
 

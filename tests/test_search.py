@@ -756,9 +756,13 @@ def test_with_4_players_the_last_round_against_the_program_is_its_best_response(
     assert res.method == "exact" and res.stopped_because == "exact" and res.info["worlds"] == worlds > 1
     want = {Move.from_core(mv, rules.matta_card): sum(v) / len(v) for mv, v in values.items()}
     assert {m.move: m.expected_points for m in res.moves} == pytest.approx(want, abs=1e-9)
-    # a side whose weight is short of the threshold is searched by the tree, as before
+    # a side whose weight is short of the threshold is searched by the tree, as before, and so is the
+    # last round with optional captures (R-MUST), where the partners' choices make the solve costly
     assert run_search(know, SearchBudget(iterations=200, seed=1),
                       Tuning(exact_program=1.0)).method == "ismcts"
+    relaxed = _endgame(Rules.preset("relaxed").replace(players=4), seed, 0, 2)
+    assert run_search(Knowledge.of(relaxed.view(relaxed.to_move)), SearchBudget(iterations=200, seed=1),
+                      Tuning(exact_program=0.0)).method == "ismcts"
 
 
 def test_without_the_inference_the_kinds_of_player_are_the_prior():
