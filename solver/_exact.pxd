@@ -1,5 +1,6 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-# Exact endgames (2 players): every world of the last round or two solved by
+# Exact endgames (2 players; with 4, the last round's best response to the
+# program): every world of the last round or two solved by
 # alpha-beta with a transposition table, and averaged; the legal moves, the
 # leaves' values and the hand's last two and three plays through memos, on a
 # compact state (XState).
