@@ -1704,6 +1704,19 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
             rm.p_cat[j] += weight * lf.cats[j]
     add_world(S, weight)
 
+cdef void shuffle_worlds(const Know* k, u64* ways, int count) noexcept nogil:
+    """The worlds' keys in a shuffled order seeded by the position (the same
+    for every part of a split solve, so the parts split them; shuffled, those
+    solved before a cut-off are a fair sample of them all)."""
+    cdef Rng order
+    cdef int i, j
+    cdef u64 t
+    order.s = mix64(k.base.table ^ (k.base.hand[k.observer] << 20) ^ <u64>k.n_unseen)
+    for i in range(count - 1, 0, -1):                   # Fisher-Yates
+        j = rng_below(&order, i + 1)
+        t = ways[i]; ways[i] = ways[j]; ways[j] = t
+
+
 cdef long seat_worlds(const Solve* X, int part, int parts, double deadline) noexcept nogil:
     """exact_worlds with more than 2 players, two sides, in the last round
     (the stock dealt): every way the unseen cards lie in the other seats'
@@ -1715,12 +1728,11 @@ cdef long seat_worlds(const Solve* X, int part, int parts, double deadline) noex
     cdef Know* k = &S.k
     cdef const Rules* r = &S.r
     cdef State w
-    cdef int n = k.n_unseen, m = 0, i, j, c, count = 0, index
+    cdef int n = k.n_unseen, m = 0, i, c, count = 0, index
     cdef int seats[MAX_SEATS]
-    cdef u64 full = ((<u64>1) << n) - 1, a, b, t, cap = 1
+    cdef u64 full = ((<u64>1) << n) - 1, a, b, cap = 1
     cdef u64* ways
     cdef long done = 0
-    cdef Rng order
     if r.n_sides != 2 or k.base.stock_pos != N_CARDS or n > 9:
         return 0
     for i in range(r.n_players):
@@ -1754,10 +1766,7 @@ cdef long seat_worlds(const Solve* X, int part, int parts, double deadline) noex
                 continue
             ways[count] = a | b << 32
             count += 1
-    order.s = mix64(k.base.table ^ (k.base.hand[k.observer] << 20) ^ <u64>n)
-    for i in range(count - 1, 0, -1):                   # Fisher-Yates
-        j = rng_below(&order, i + 1)
-        t = ways[i]; ways[i] = ways[j]; ways[j] = t
+    shuffle_worlds(k, ways, count)
     index = part - parts
     while True:
         index += parts                                  # this part's share
@@ -1802,12 +1811,11 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     cdef const Rules* r = &S.r
     cdef State w
     cdef int opp = 1 - k.observer, n = k.n_unseen, h
-    cdef int ns = N_CARDS - k.base.stock_pos, first, i, pos, count = 0, j, index
-    cdef u64 hm, sm, t
+    cdef int ns = N_CARDS - k.base.stock_pos, first, i, pos, count = 0, index
+    cdef u64 hm, sm
     cdef u64* holdings
     cdef long done = 0
     cdef signed char cards[N_CARDS]
-    cdef Rng order
     cdef Solve X
     cdef State full
     cdef Dealt dealt
@@ -1846,10 +1854,7 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
         if popcount(hm) == h:
             holdings[count] = hm
             count += 1
-    order.s = mix64(k.base.table ^ (k.base.hand[k.observer] << 20) ^ <u64>n)
-    for i in range(count - 1, 0, -1):                   # Fisher-Yates
-        j = rng_below(&order, i + 1)
-        t = holdings[i]; holdings[i] = holdings[j]; holdings[j] = t
+    shuffle_worlds(k, holdings, count)
     index = part - parts
     while True:
         index += parts                                  # this part's holdings
