@@ -76,7 +76,7 @@ from cirulla.solver._core cimport (
     mix64, popcount, rng_below, side_of, u64)
 from cirulla.solver._equity cimport Eval, evaluate, win_of
 from cirulla.solver._paired cimport add_world, can_sweep_next
-from cirulla.solver._search cimport RootMove, load_flag, now_s
+from cirulla.solver._search cimport RootMove, halted, load_flag
 from cirulla.solver._worlds cimport Know, has_buona, play_likelihood
 
 cdef extern from *:
@@ -1772,7 +1772,7 @@ cdef long seat_worlds(const Solve* X, int part, int parts, double deadline) noex
         index += parts                                  # this part's share
         if index >= count:
             break
-        if load_flag(S.stop) or (deadline > 0 and now_s() >= deadline):
+        if halted(S.stop, deadline):
             free(ways)
             return -1
         a = ways[index] & ((<u64>1 << 32) - 1)
@@ -1860,7 +1860,7 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
         index += parts                                  # this part's holdings
         if index >= count:
             break
-        if load_flag(S.stop) or (deadline > 0 and now_s() >= deadline):
+        if halted(S.stop, deadline):
             free(holdings)
             return -1
         hm = holdings[index]

@@ -26,6 +26,11 @@ cdef inline double now_s() noexcept nogil:
     clock_gettime(CLOCK_MONOTONIC, &t)
     return t.tv_sec + t.tv_nsec * 1e-9
 
+cdef inline bint halted(int* stop, double deadline) noexcept nogil:
+    """Whether a kernel stops here: the stop flag raised, or the monotonic
+    deadline (seconds; 0 for none) passed."""
+    return load_flag(stop) != 0 or (deadline > 0 and now_s() >= deadline)
+
 
 cdef struct RootMove:
     Move move

@@ -228,7 +228,7 @@ cdef class Searcher:
         cdef Tree* t = &self.tree
         with nogil:
             while i < iterations:
-                if i % CHECK_EVERY == 0 and (load_flag(S.stop) or (deadline > 0 and now_s() >= deadline)):
+                if i % CHECK_EVERY == 0 and halted(S.stop, deadline):
                     break
                 ismcts_iteration(S, t)
                 i += 1
@@ -242,7 +242,7 @@ cdef class Searcher:
         cdef const Tree* t = &self.tree
         with nogil:
             while i < worlds:
-                if i >= min_worlds and (load_flag(S.stop) or (deadline > 0 and now_s() >= deadline)):
+                if i >= min_worlds and halted(S.stop, deadline):
                     break
                 paired_world(S, t)
                 i += 1
