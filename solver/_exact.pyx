@@ -1717,6 +1717,15 @@ cdef void shuffle_worlds(const Know* k, u64* ways, int count) noexcept nogil:
         t = ways[i]; ways[i] = ways[j]; ways[j] = t
 
 
+cdef inline int next_share(const Search* S, int index, int parts, int count, double deadline) noexcept nogil:
+    """The next world of a part's share of count shuffled worlds (index + parts):
+    count where the share is done, -1 where the search is halted."""
+    index += parts
+    if index >= count:
+        return count
+    return -1 if halted(S.stop, deadline) else index
+
+
 cdef long seat_worlds(const Solve* X, int part, int parts, double deadline) noexcept nogil:
     """exact_worlds with more than 2 players, two sides, in the last round
     (the stock dealt): every way the unseen cards lie in the other seats'
@@ -1769,10 +1778,10 @@ cdef long seat_worlds(const Solve* X, int part, int parts, double deadline) noex
     shuffle_worlds(k, ways, count)
     index = part - parts
     while True:
-        index += parts                                  # this part's share
-        if index >= count:
+        index = next_share(S, index, parts, count, deadline)
+        if index == count:
             break
-        if halted(S.stop, deadline):
+        if index < 0:
             free(ways)
             return -1
         a = ways[index] & ((<u64>1 << 32) - 1)
@@ -1857,10 +1866,10 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     shuffle_worlds(k, holdings, count)
     index = part - parts
     while True:
-        index += parts                                  # this part's holdings
-        if index >= count:
+        index = next_share(S, index, parts, count, deadline)
+        if index == count:
             break
-        if halted(S.stop, deadline):
+        if index < 0:
             free(holdings)
             return -1
         hm = holdings[index]
