@@ -92,7 +92,8 @@ TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "inf": ("infer_t", float), "floor": ("root_floor", float), "pol": ("policy", _policy),
     "ipol": ("infer_policy", _policy), "spol": ("own_policy", _policy), "imix": ("infer_mix", float),
     "isoft": ("infer_soft", int), "isplit": ("infer_split", int), "iprog": ("infer_program", float),
-    "xprog": ("exact_program", float), "xresp": ("exact_respond", _flag), "match": ("sensitive", _flag),
+    "xprog": ("exact_program", float), "xresp": ("exact_respond", _flag), "xslack": ("exact_slack", float),
+    "match": ("sensitive", _flag),
     "g": ("min_gain", float), "se": ("target_stderr", float), "first": ("first_look", int)}
 TUNING_FIELDS = {f.name for f in dataclasses.fields(Tuning)}
 STOPPING_FIELDS = {f.name for f in dataclasses.fields(StoppingRule)}
@@ -208,6 +209,7 @@ def _check_knobs(text: str, params: Sequence[tuple[str, Knob]]) -> None:
     try:
         if stopping:
             StoppingRule(**stopping)
+        Tuning(**tuning)
         Knowledge.of(Match(seed=0).view(0)).searcher(0, _search.StopFlag(), **knobs)
     except (ValueError, CirullaError) as e:
         raise CirullaError(f"engine {text!r}: {e}") from None

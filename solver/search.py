@@ -355,7 +355,10 @@ class Tuning:
     which the last rounds are solved as the best response to the program (its
     every move greedy's), not by minimax (above 1: never; None:
     EXACT_PROGRAM, with 4 players EXACT_PROGRAM_SIDES); `exact_respond` False
-    plays them out by rollouts instead.
+    plays them out by rollouts instead. `exact_slack` (points): where the last
+    rounds are solved by minimax, the moves this close to the best are ordered
+    by rollouts on the same worlds too, as equal ones are (minimax assumes an
+    opponent who sees every card; 0: equal ones only).
     """
     method: SearchMethod | None = None
     sensitive: bool = False
@@ -367,7 +370,20 @@ class Tuning:
     focus_share: float = 0.5
     exact_program: float | None = None
     exact_respond: bool = True
+    exact_slack: float = 0.0
     knobs: SearchParams = field(default_factory=lambda: SearchParams())
+
+    def __post_init__(self) -> None:
+        for name, top in (("paired_share", 1.0), ("focus_share", 1.0), ("exact_program", math.inf),
+                          ("exact_slack", math.inf)):
+            value = getattr(self, name)
+            if value is None and name == "exact_program":
+                continue
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value <= top):
+                bound = f"a number from 0 to {top:g}" if top < math.inf else "a finite number >= 0"
+                raise StateError(f"tuning: {name} must be {bound}, got {value!r}")
+        if self.pick not in ("paired", "visits"):
+            raise StateError(f"tuning: pick must be 'paired' or 'visits', got {self.pick!r}")
 
 
 # another seat's card play: (seat, the table before it, card, the cards it took, the
@@ -786,13 +802,15 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
                 next_report = time.monotonic() + interval
 
 
+    slack = tuning.exact_slack if method is SearchMethod.EXACT and not respond and not match_mode else 0.0
+
     def snapshot(reason: StopReason | None, tiebreak: list[float] | None = None) -> SearchResult:
         elapsed = (time.monotonic() - start) * 1000.0
         # the CPU clock only in the final ranking: reading it costs more than the monotonic clock
         cpu_ms = (time.thread_time() - cpu_start + sum(cpu)) * 1000.0 if reason is not None else 0.0
         return _result([s.stats() for s in searchers], searchers[0].root_moves, rules, method,
                        elapsed, reason, cpu_ms, threads, equity is not None, match_mode,
-                       tuning.pick if method is SearchMethod.ISMCTS else "paired", tiebreak)
+                       tuning.pick if method is SearchMethod.ISMCTS else "paired", tiebreak, slack)
 
     def why_cut() -> StopReason:
         if stop.is_set:
@@ -830,7 +848,7 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
         return run_search(dataclasses.replace(know, nobuona=(0,) * len(know.nobuona)), budget, tuning)
     solved = snapshot(reason)
     if method is SearchMethod.EXACT and reason is StopReason.EXACT:
-        tiebreak = _exact_tiebreak(know, solved, seed, stop, equity, match_mode, end_arg, knobs)
+        tiebreak = _exact_tiebreak(know, solved, seed, stop, equity, match_mode, end_arg, knobs, slack)
         if tiebreak is not None:
             return snapshot(reason, tiebreak)
     return solved
@@ -838,7 +856,7 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
 
 def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _search.StopFlag,
                     equity: EquityTable | None, match_mode: bool, deadline: float,
-                    params: SearchParams) -> list[float] | None:
+                    params: SearchParams, slack: float = 0.0) -> list[float] | None:
     """Where the exact solver finds several best moves of equal value, their
     figures from rollouts on the same worlds (the rollout policy playing both
     sides), by root move; None without a tie. Minimax rates them alike because
@@ -848,7 +866,7 @@ def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _sea
     "Equal exact moves")."""
     mean = [m.expected_points for m in solved.moves]
     key = [m.win_chance or 0.0 for m in solved.moves] if match_mode else mean
-    if len(_equal_to_best(key, mean, 0)) < 2:       # solved.moves[0] is the best
+    if len(_equal_to_best(key, mean, 0, slack)) < 2:       # solved.moves[0] is the best
         return None
     s = know.searcher(_thread_seed(seed, 1 << 20), stop, equity=equity, match_mode=match_mode, **params)
     s.paired(TIE_WORLDS, deadline, MIN_WORLDS)
@@ -856,17 +874,19 @@ def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _sea
     return [v / st["weight"] for v in (st["p_win"] if match_mode else st["p_sum"])]
 
 
-def _equal_to_best(key: list[float], mean: list[float], best: int) -> list[int]:
-    """The moves whose ranking figure and expected points equal the best's (to TIE_EPS)."""
-    return [i for i in range(len(key)) if key[i] > key[best] - TIE_EPS and mean[i] > mean[best] - TIE_EPS]
+def _equal_to_best(key: list[float], mean: list[float], best: int, slack: float = 0.0) -> list[int]:
+    """The moves whose ranking figure and expected points equal the best's (to
+    TIE_EPS), or come within `slack` of them."""
+    near = TIE_EPS + slack
+    return [i for i in range(len(key)) if key[i] > key[best] - near and mean[i] > mean[best] - near]
 
 
 def _result(stats: list[SearcherStats], root: list[CoreMove], rules: Rules, method: SearchMethod,
             elapsed_ms: float, reason: StopReason | None, cpu_ms: float, threads: int, has_equity: bool,
             match_mode: bool,
-            pick: str = "paired", tiebreak: list[float] | None = None) -> SearchResult:
+            pick: str = "paired", tiebreak: list[float] | None = None, slack: float = 0.0) -> SearchResult:
     """`tiebreak`: a figure by root move that orders moves whose figures are
-    equal (to TIE_EPS; the exact solver's, _exact_tiebreak)."""
+    equal (to TIE_EPS; the exact solver's, _exact_tiebreak), or within `slack`."""
     n = len(root)
     tb = tiebreak or [0.0] * n
     matta = rules.matta_card
@@ -903,7 +923,7 @@ def _result(stats: list[SearcherStats], root: list[CoreMove], rules: Rules, meth
         key = wmean if match_mode else mean
         best = max(range(n), key=lambda i: (key[i], mean[i], -i))
         if tiebreak:
-            best = max(_equal_to_best(key, mean, best), key=lambda i: (tb[i], -i))
+            best = max(_equal_to_best(key, mean, best, slack), key=lambda i: (tb[i], -i))
         if pick == "visits":
             best = max(range(n), key=lambda i: (visits[i], key[i], -i))
         diff_se = [math.sqrt(max(cov(i, i) + cov(best, best) - 2 * cov(i, best), 0.0) / worlds)

@@ -26,8 +26,11 @@ def test_a_knob_out_of_its_range_is_the_specs_error_before_any_game():
     read: the error names the engine and the knob's field, not a traceback
     from the first search."""
     for bad, field in (("ismcts:100it:isoft=3", "infer_soft"), ("ismcts:100it:eps=5000", "eps_milli"),
-                       ("ismcts:100it:g=-1", "min_gain"), ("flatmc:100it:isplit=2", "infer_split")):
-        with pytest.raises(CirullaError, match=f"engine '{bad}': {field}|engine '{bad}': stopping rule: {field}"):
+                       ("ismcts:100it:g=-1", "min_gain"), ("flatmc:100it:isplit=2", "infer_split"),
+                       ("ismcts:100it:share=-1", "paired_share"), ("ismcts:100it:share=1.5", "paired_share"),
+                       ("ismcts:100it:xprog=nan", "exact_program"), ("ismcts:100it:xslack=-0.1", "exact_slack"),
+                       ("ismcts:100it:pick=most", "pick")):
+        with pytest.raises(CirullaError, match=f"engine '{bad}': ({field}|stopping rule: {field}|tuning: {field})"):
             EngineSpec.parse(bad)
     assert dict(EngineSpec.parse("ismcts:100it:isplit=1,xresp=1").params) == {"infer_split": 1, "exact_respond": True}
     with pytest.raises(CirullaError, match="bad value for xresp"):

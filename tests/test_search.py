@@ -684,6 +684,36 @@ def test_equal_exact_moves_are_ordered_by_a_fallible_opponent(seed):
     assert [m.move for m in res.moves[:len(tied)]] == tied      # the equal moves lead the ranking
 
 
+def _last_two_rounds_after_loose_play(seed: int) -> Match:
+    """The second-to-last round's first decision, every move before it greedy's
+    or at random by turns of a coin (an opponent that does not read as the program)."""
+    match, coin = Match(Rules(), seed=seed), random.Random(seed)
+    while not (match.stock_size == 6 and all(len(match.hand(s)) == 3 for s in range(2))):
+        match.play(match.greedy_move() if coin.random() < 0.5 else coin.choice(match.legal_moves))
+    return match
+
+
+@pytest.mark.parametrize("seed", [26, 28, 30])
+def test_a_slack_lets_rollouts_order_the_exact_moves_near_the_best(seed):
+    """Tuning.exact_slack: where minimax solves the last two rounds, the moves
+    within the slack of the best are ordered by rollouts as equal ones are; the
+    exact figures stay, the recommended move leads the ranking. Against the
+    program (its best response, not minimax) the slack changes nothing."""
+    match = _last_two_rounds_after_loose_play(seed)
+    know = Knowledge.of(match.view(match.to_move))
+    plain = run_search(know, SearchBudget(seed=1), Tuning())
+    slack = run_search(know, SearchBudget(seed=1), Tuning(exact_slack=0.3))
+    assert plain.method is slack.method is SearchMethod.EXACT
+    top = max(m.expected_points for m in plain.moves)
+    assert plain.best == plain.moves[0].move and plain.moves[0].expected_points == top
+    assert slack.best != plain.best and slack.moves[0].move == slack.best
+    assert top - 0.3 <= {m.move: m.expected_points for m in slack.moves}[slack.best] < top
+    assert {m.move: m.expected_points for m in slack.moves} == {m.move: m.expected_points for m in plain.moves}
+    program = Tuning(exact_program=0.0)
+    assert run_search(know, SearchBudget(seed=1), dataclasses.replace(program, exact_slack=0.3)).best == \
+        run_search(know, SearchBudget(seed=1), program).best
+
+
 @pytest.mark.parametrize(("seed", "stock", "cards"), [(1, 0, 3), (2, 0, 2), (4, 6, 2)])
 def test_against_the_program_the_last_rounds_are_its_best_response(seed, stock, cards):
     """An opponent read as the greedy program (here by the knob, whatever its
