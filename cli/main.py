@@ -73,8 +73,12 @@ def _add_rules(p: argparse.ArgumentParser, *, players: tuple[int, ...]) -> None:
 
 def _rules(args: argparse.Namespace) -> Rules:
     """The rules the command's --preset, --players, --target and --hands name."""
-    options = {name: getattr(args, name) for name in ("players", "target", "hands") if getattr(args, name)}
-    return Rules.preset(args.preset, **options)
+    options = {name: getattr(args, name) for name in ("players", "target", "hands") if getattr(args, name) is not None}
+    try:
+        return Rules.preset(args.preset, **options)
+    except CirullaError as e:
+        flags = " ".join(f"--{name} {value}" for name, value in options.items())
+        raise CliError(f"{flags}: {e}", USAGE) from None
 
 
 # --- play -------------------------------------------------------------------------
@@ -217,6 +221,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
     from cirulla.solver.arena import ArenaResult, arena, machine_load
     from cirulla.v1 import arena_pb2
     rules = _rules(args)
+    if args.jobs < 1:
+        raise CliError(f"--jobs must be positive, got {args.jobs}", USAGE)
     console = console_for(args)
 
     def progress(k: int, res: ArenaResult) -> None:

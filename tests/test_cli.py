@@ -386,6 +386,15 @@ def test_arena_json(capsys):
     assert code == 3 and "engines are" in err
 
 
+@pytest.mark.parametrize(("flags", "named"), [
+    (("--hands", 0), "--hands 0: hands"), (("--target", 0), "--target 0: target"),
+    (("--hands", -2), "--hands -2: hands"), (("--jobs", 0), "--jobs must be positive, got 0")])
+def test_arena_names_a_flag_out_of_range_rather_than_ignoring_it(capsys, flags, named):
+    """0 is a value, not "not given": --hands 0 used to play whole matches."""
+    code, out, err = cli(capsys, "arena", "random", "greedy", "--pairs", 1, *flags)
+    assert code == 2 and named in err and not out
+
+
 def test_serve_runs_the_server_and_stops_on_sigterm():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
