@@ -407,6 +407,8 @@ def arena(a: EngineSpec | str, b: EngineSpec | str, *, rules: Rules | None = Non
         raise StateError(f"arena: two sides only (2 or 4 players), not {rules.players} players")
     if pairs < 1:
         raise StateError(f"arena: pairs must be positive, got {pairs}")
+    if jobs < 1:
+        raise StateError(f"arena: jobs must be positive, got {jobs}")
     tasks: list[PairTask] = [(a, b, rules, seed + k, save, players) for k in range(pairs)]
     done: list[tuple[GameResult, GameResult]] = []
     if jobs <= 1:
@@ -454,6 +456,8 @@ def ladder(levels: Sequence[str] | None = None, *, pairs: int = 200, seed: int =
     rules = rules or Rules(hands=1)
     if pairs < 1:
         raise StateError(f"ladder: pairs must be positive, got {pairs}")
+    if jobs < 1:
+        raise StateError(f"ladder: jobs must be positive, got {jobs}")
     chosen = ladder_matchups(levels) if matchups is None else matchups
     specs = [(EngineSpec.parse(a), EngineSpec.parse(b)) for a, b in chosen]
     tasks: list[PairTask] = [(a, b, rules, seed + k, None, make_player) for a, b in specs for k in range(pairs)]

@@ -141,6 +141,16 @@ def test_two_sides_only():
         arena("greedy", "random", rules=Rules(players=3), pairs=1)
 
 
+def test_pairs_and_jobs_out_of_range_are_named():
+    """A count below 1 is an error naming it, not a run of one process."""
+    from cirulla.solver.arena import ladder
+    for call, text in ((lambda: arena("greedy", "random", pairs=0), "arena: pairs"),
+                       (lambda: arena("greedy", "random", pairs=1, jobs=0), "arena: jobs must be positive, got 0"),
+                       (lambda: ladder(pairs=1, jobs=-1), "ladder: jobs must be positive, got -1")):
+        with pytest.raises(StateError, match=text):
+            call()
+
+
 def test_command_line(capsys):
     """`cirulla arena` is the arena's one command line."""
     from cirulla.cli.main import main
