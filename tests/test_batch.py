@@ -154,7 +154,7 @@ def test_an_interrupted_run_resumes_with_every_game_once(folder, expected, clust
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130 and "stopped" in err and "Traceback" not in err
+    assert proc.returncode == 130 and "stopped" in err and "Traceback" not in err, err    # err: why, if not
     first = out.read_text()
     assert first.endswith("\n") and 1 <= first.count("\n")
     assert len(set(ids(out))) == len(ids(out))
