@@ -387,6 +387,13 @@ def _pair_job(args: PairTask) -> tuple[GameResult, GameResult]:
     return play_pair(*args)
 
 
+def _check_counts(who: str, **counts: int) -> None:
+    """A run's pairs and jobs: 1 or more, else the error names the count."""
+    for name, value in counts.items():
+        if value < 1:
+            raise StateError(f"{who}: {name} must be positive, got {value}")
+
+
 def arena(a: EngineSpec | str, b: EngineSpec | str, *, rules: Rules | None = None, pairs: int = 100,
           seed: int = 0, jobs: int = 1, save: Path | None = None,
           on_pair: Callable[[int, ArenaResult], None] | None = None,
@@ -405,10 +412,7 @@ def arena(a: EngineSpec | str, b: EngineSpec | str, *, rules: Rules | None = Non
     rules = rules or Rules()
     if rules.n_sides != 2:
         raise StateError(f"arena: two sides only (2 or 4 players), not {rules.players} players")
-    if pairs < 1:
-        raise StateError(f"arena: pairs must be positive, got {pairs}")
-    if jobs < 1:
-        raise StateError(f"arena: jobs must be positive, got {jobs}")
+    _check_counts("arena", pairs=pairs, jobs=jobs)
     tasks: list[PairTask] = [(a, b, rules, seed + k, save, players) for k in range(pairs)]
     done: list[tuple[GameResult, GameResult]] = []
     if jobs <= 1:
@@ -454,10 +458,7 @@ def ladder(levels: Sequence[str] | None = None, *, pairs: int = 200, seed: int =
     seed ``seed + k`` for every pairing, all of them in one pool of `jobs`
     processes."""
     rules = rules or Rules(hands=1)
-    if pairs < 1:
-        raise StateError(f"ladder: pairs must be positive, got {pairs}")
-    if jobs < 1:
-        raise StateError(f"ladder: jobs must be positive, got {jobs}")
+    _check_counts("ladder", pairs=pairs, jobs=jobs)
     chosen = ladder_matchups(levels) if matchups is None else matchups
     specs = [(EngineSpec.parse(a), EngineSpec.parse(b)) for a, b in chosen]
     tasks: list[PairTask] = [(a, b, rules, seed + k, None, make_player) for a, b in specs for k in range(pairs)]

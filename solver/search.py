@@ -867,7 +867,7 @@ def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _sea
     "Equal exact moves")."""
     mean = [m.expected_points for m in solved.moves]
     key = [m.win_chance or 0.0 for m in solved.moves] if match_mode else mean
-    if len(_equal_to_best(key, mean, 0, slack)) < 2:       # solved.moves[0] is the best
+    if len(_equal_to_best(key, mean, 0, slack)) < 2:     # solved.moves[0] is the best
         return None
     s = know.searcher(_thread_seed(seed, 1 << 20), stop, equity=equity, match_mode=match_mode, **params)
     s.paired(TIE_WORLDS, deadline, MIN_WORLDS)
