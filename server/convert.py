@@ -333,6 +333,9 @@ def view_from_proto(msg: pb.SeatView, field: str = "view", known: Sequence[tuple
     filled in by the rules (cirulla.solver.view_builder), or one BadRequest
     naming every field at fault. `known`: problems the caller found (numbers
     out of range), paths relative to the view; with any, nothing is replayed."""
+    if msg.ByteSize() == 0 and not known:   # left out (`{}`): no position to replay, so no history to blame
+        raise BadRequest.one(field, "required: the seat's view, at least its hand and the table "
+                                    "(docs/client-guide.md, \"The smallest request\")")
     read = _Reader()                        # its paths are relative to the view
     rules = read.problems.check(rules_from_proto, msg.rules, "rules")
     matta_as = None

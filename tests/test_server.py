@@ -328,6 +328,15 @@ def test_a_strength_is_required(api, match):
     assert code == INVALID and violations[0][0] == "strength" and "required" in violations[0][1]
 
 
+def test_a_view_left_out_is_named_as_required(api, match):
+    """An empty request (`getHint: {}`) is told its view is missing, not that the
+    history of a position it never gave leaves an empty table."""
+    for call, request in ((api.engine.GetHint, epb.GetHintRequest()),
+                          (api.engine.ChooseMove, epb.ChooseMoveRequest(strength=epb.STRENGTH_BEGINNER))):
+        code, violations, _ = failure(call, request)
+        assert code == INVALID and violations[0][0] == "view" and violations[0][1].startswith("required"), violations
+
+
 def test_choose_move_checks_a_budget_it_does_not_use(api, match):
     """Below full strength the level's own budget applies, but a budget sent is
     still checked: a client learns of its mistake before it matters."""
