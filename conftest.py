@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 
 import pytest
 
@@ -17,6 +18,13 @@ REQUIRE_ALL = os.environ.get("CIRULLA_REQUIRE_ALL") == "1"
 for _name in ("LC_ALL", "LC_MESSAGES", "LANGUAGE"):
     os.environ.pop(_name, None)
 os.environ["LANG"] = "C.UTF-8"
+
+# A suite started in the background (`nohup ... &`, a job runner) inherits SIGINT
+# ignored, and so would every command the tests start, which then could not be
+# stopped by the Ctrl-C the tests send them: they get Python's own handler back,
+# as a terminal would give them (a handled signal is reset to the default on exec).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _fail_the_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
