@@ -64,7 +64,8 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
     the hand is played out in the same world, following the tree's most
     visited legal move while it has one (with at least follow_min visits;
     with follow_own, at the asking side's turns only, the others playing the
-    rollout policy with the cards this world gives them) and the rollout
+    rollout policy with the cards this world gives them; with follow_own 2 at
+    the asking seat's alone, a partner playing it too) and the rollout
     policy after that, its randomness reseeded identically for
     every root move. The per-world figures are independent draws given the
     tree, so their spread gives an honest standard error."""
@@ -89,7 +90,8 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
             n = gen_moves(&s, r, S.buf, MAX_MOVES)
             if n > MAX_MOVES:
                 n = MAX_MOVES
-            if S.follow_own and side_of(r, s.turn) != S.me:
+            if S.follow_own and (s.turn != S.k.observer if S.follow_own == 2
+                                 else side_of(r, s.turn) != S.me):
                 # the others play the rollout policy, still tracked in the tree
                 i = choose_move(&s, r, &rr, S.buf, n, S.eps_milli)
                 node = find_child(t, node, &S.buf[i])

@@ -99,6 +99,9 @@ cdef class Searcher:
         if not -1 <= own_eps_milli <= 1000:
             raise ValueError(f"own_eps_milli (the asking side's random moves, per 1000) must be -1 (eps_milli's) "
                              f"or in 0..1000, got {own_eps_milli}")
+        if not 0 <= follow_own <= 2:
+            raise ValueError(f"follow_own must be 0 (the tree at every turn), 1 (at the asking side's) or 2 "
+                             f"(at the asking seat's), got {follow_own}")
         if infer_policy not in (GREEDY, LEARNED):
             raise ValueError(f"infer_policy (the inference's) must be GREEDY (0) or LEARNED (1), got {infer_policy}")
         if len(unseen) > N_CARDS:

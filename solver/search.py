@@ -186,7 +186,8 @@ class SearchParams(TypedDict, total=False):
     c_ucb: float                    # UCB's exploration constant
     eps_milli: int                  # the rollout policy's random moves, per 1000
     follow_min: int                 # visits a tree move needs to be followed in the paired phase
-    follow_own: int                 # 1 (default): follow the tree at the asking side's moves only
+    follow_own: int                 # 1 (default): follow the tree at the asking side's moves only; 2: the
+                                    # asking seat's (4 players: the partner too plays the rollout policy)
     root_floor: float               # the share of the tree's iterations spread over the root moves at least
     infer_t: float                  # the inference's temperature (0: worlds drawn uniformly)
     policy: Policy                  # the rollout policy (_core.choose_move)

@@ -325,6 +325,22 @@ def test_the_paired_phase_follows_the_tree_at_the_asking_sides_turns_only():
     assert figures() == figures(follow_own=1) != figures(follow_own=0)
 
 
+def test_with_4_players_the_partner_can_play_the_rollout_policy_too():
+    """follow_own=2 (a knob, README "Strength"): the asking seat alone follows the
+    tree in the paired phase; with 2 players that is the asking side, so nothing changes."""
+    def figures(match: Match, **knobs):
+        know = Knowledge.of(match.view(match.to_move))
+        return [(m.move, m.expected_points) for m in run_search(know, SearchBudget(iterations=3000, seed=2),
+                                                                     Tuning(knobs=knobs)).moves]
+
+    two = advance_greedy(Match(Rules(hands=1), seed=8), 3)
+    four = advance_greedy(Match(Rules(players=4, hands=1), seed=8), 5)
+    assert figures(two) == figures(two, follow_own=2)
+    assert figures(four) == figures(four, follow_own=1) != figures(four, follow_own=2)
+    with pytest.raises(ValueError, match="follow_own"):
+        Knowledge.of(two.view(two.to_move)).searcher(1, _search.StopFlag(), follow_own=3)
+
+
 def test_errors_name_the_problem():
     match = advance_greedy(Match(Rules(), seed=1), 1)
     other = 1 - match.to_move
