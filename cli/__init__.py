@@ -18,6 +18,40 @@ def _language_tag(text: str) -> str:
     return text
 
 
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def seed_number(text: str) -> int:
+    """A --seed: an integer 0 .. 2**64 - 1, the range of a request's seed (uint64)."""
+    value = _integer(text)
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"{value} is out of range 0 .. 2**64 - 1")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A count that must be given as 1 or more (--iterations, --threads): 0 is not "the default"."""
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return value
+
+
+def positive_ms(text: str) -> float:
+    """A time in milliseconds (--time-ms, --hint-ms): a number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of milliseconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of milliseconds")
+    return value
+
+
 def add_lang_argument(p: argparse.ArgumentParser) -> None:
     """--lang: the language of what a command writes for players."""
     p.add_argument("--lang", type=_language_tag, metavar="TAG",

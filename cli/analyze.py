@@ -74,8 +74,6 @@ def collect(match: Match, args: argparse.Namespace, console: Console) -> tuple[l
 
 
 def run_analysis(match: Match, args: argparse.Namespace, console: Console) -> int:
-    if args.iterations is not None and args.iterations < 1:
-        raise CliError("--iterations must be positive")
     if args.jobs < 1:
         raise CliError("--jobs must be positive")
     decisions, summary = collect(match, args, console)

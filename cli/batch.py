@@ -642,8 +642,6 @@ def _check(args: argparse.Namespace) -> None:
         raise CliError("--jobs: the cluster at --scheduler has its own workers", USAGE)
     if args.jobs is not None and args.jobs < 1:
         raise CliError(f"--jobs must be positive, got {args.jobs}", USAGE)
-    if args.iterations is not None and args.iterations < 1:
-        raise CliError(f"--iterations must be positive, got {args.iterations}", USAGE)
 
 
 def run_batch(args: argparse.Namespace, *, task: Task = analyze_task) -> int:

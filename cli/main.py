@@ -18,7 +18,7 @@ from cirulla.solver.match import Phase
 from cirulla.solver.players import LEVEL_NAMES, LEVELS, make_player
 from cirulla.solver.rules import PRESETS, Rules
 
-from . import add_lang_argument, records, translator_for
+from . import add_lang_argument, positive_int, positive_ms, records, seed_number, translator_for
 from .engine import add_parser as add_engine
 from .habits import add_parser as add_habits
 from .output import console_for, emit
@@ -59,8 +59,8 @@ def _add_remote(p: argparse.ArgumentParser) -> None:
 
 
 def _add_budget(p: argparse.ArgumentParser, iterations: str) -> None:
-    p.add_argument("--iterations", type=int, help=iterations)
-    p.add_argument("--seed", type=int, default=0, help="the seed of the sampled worlds (default 0)")
+    p.add_argument("--iterations", type=positive_int, help=iterations)
+    p.add_argument("--seed", type=seed_number, default=0, help="the seed of the sampled worlds (default 0)")
 
 
 def _add_rules(p: argparse.ArgumentParser, *, players: tuple[int, ...]) -> None:
@@ -326,10 +326,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rules(play, players=(2, 3, 4, 5))
     play.add_argument("--level", default="casual", choices=list(LEVEL_NAMES), metavar="LEVEL",
                       help=f"the engines' strength (default casual): {', '.join(LEVEL_NAMES)}")
-    play.add_argument("--seed", type=int, help="seed for the deals and the engines")
+    play.add_argument("--seed", type=seed_number, help="seed for the deals and the engines")
     play.add_argument("--name", help="your name in the record (default: You, in the --lang language)")
     play.add_argument("--save", metavar="FILE", help="where to save the record (default cirulla-DATE-TIME.json)")
-    play.add_argument("--hint-ms", type=float, help="search time of a hint at most (default: the default budget, "
+    play.add_argument("--hint-ms", type=positive_ms, help="search time of a hint at most (default: the default budget, "
                                                   "which stops once its answer is settled)")
     add_lang_argument(play)
     play.set_defaults(run=cmd_play)
@@ -350,11 +350,11 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--view", metavar="FILE", help="a cirulla.v1.SeatView in protobuf's JSON mapping instead")
     hint.add_argument("--seat", type=int, help="the seat whose decision to rank (default: the seat to move)")
     hint.add_argument("--event", type=int, help="the position before this event of the record (0-based)")
-    hint.add_argument("--time-ms", type=float, help="search time at most (default: the default budget, which "
+    hint.add_argument("--time-ms", type=positive_ms, help="search time at most (default: the default budget, which "
                                                     "stops once its answer is settled)")
     _add_budget(hint, "search iterations at most (with --seed: reproducible)")
     hint.add_argument("--exhaust", action="store_true", help="search to the caps: no early stop")
-    hint.add_argument("--threads", type=int, default=1)
+    hint.add_argument("--threads", type=positive_int, default=1)
     add_lang_argument(hint)
     _add_remote(hint)
     hint.set_defaults(run=cmd_hint)
@@ -413,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
     ar.add_argument("b", help="engine B, e.g. greedy")
     ar.add_argument("--pairs", type=int, default=100, help="duplicate pairs of matches (default 100)")
     _add_rules(ar, players=(2, 4))
-    ar.add_argument("--seed", type=int, default=0)
+    ar.add_argument("--seed", type=seed_number, default=0)
     ar.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     ar.add_argument("--progress", type=int, default=0, metavar="N", help="print the figures every N pairs")
     ar.add_argument("--save", metavar="DIR",

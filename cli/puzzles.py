@@ -47,7 +47,7 @@ from cirulla.solver.search import SearchMethod
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import engine_service_pb2 as epb
 
-from . import Subcommands, add_lang_argument, records, translator_for
+from . import Subcommands, add_lang_argument, records, seed_number, translator_for
 from .batch import game_id
 from .habits import Game, analysis_files, read_games
 from .remote import FAILED, OK, CliError
@@ -360,7 +360,7 @@ def add_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
                    help="analysis files (.jsonl: a cirulla.v1.GameAnalysisLine per line) or folders of them")
     p.add_argument("--out", metavar="FILE", help="write the puzzles to FILE (default: standard output)")
     p.add_argument("--html", metavar="FILE", help="also write the puzzles as a self-contained web page")
-    p.add_argument("--seed", type=int, default=0, help="added to each position's own seed (default 0)")
+    p.add_argument("--seed", type=seed_number, default=0, help="added to each position's own seed (default 0)")
     add_lang_argument(p)
     p.set_defaults(run=run, json=False)     # `cirulla`'s error path reads args.json
     return p

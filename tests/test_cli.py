@@ -355,6 +355,25 @@ def test_usage_errors_exit_2_and_help_has_examples(capsys):
     assert done.returncode == 0 and "exit codes" in done.stdout
 
 
+def test_numbers_out_of_range_are_refused_by_flag_not_read_as_the_default(capsys):
+    """--iterations 0 used to mean the default budget and --seed -1 ended in a
+    traceback (a request's seed is a uint64): each is now its flag's error."""
+    view = str(Path(__file__).parent.parent / "examples" / "view.json")
+    for args, said in ((["hint", "--view", view, "--seed", "-1"], "argument --seed: -1 is out of range"),
+                       (["hint", "--view", view, "--iterations", "0"], "argument --iterations: 0 is not a positive"),
+                       (["hint", "--view", view, "--time-ms", "nan"], "argument --time-ms: nan is not a positive"),
+                       (["hint", "--view", view, "--threads", "0"], "argument --threads: 0 is not a positive"),
+                       (["play", "--seed", str(2**64)], "argument --seed:"),
+                       (["play", "--hint-ms", "-5"], "argument --hint-ms:"),
+                       (["arena", "greedy", "greedy", "--seed", "x"], "argument --seed: 'x' is not an integer"),
+                       (["puzzles", "results.jsonl", "--seed", "-2"], "argument --seed:")):
+        with pytest.raises(SystemExit) as e:
+            main(args)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and said in err and "Traceback" not in err, (args, err)
+    assert main(["hint", "--view", view, "--seed", str(2**64 - 1), "--iterations", "200", "--json"]) == 0
+
+
 # --- through a server, arena, serve ---------------------------------------------------
 
 def test_hint_and_analyze_through_a_server_match_the_local_engine(capsys, game):
