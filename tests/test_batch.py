@@ -137,12 +137,16 @@ def test_a_folder_gives_a_line_per_good_record_and_reports_the_bad_ones(capsys, 
 
 # --- resuming ----------------------------------------------------------------------------
 
+def analyze_args(d: Path, out: Path, iterations: int) -> list[str]:
+    """The command of the interrupted run and of the run that resumes it."""
+    return ["analyze", str(d), "--out", str(out), "--iterations", str(iterations), "--seed", "3"]
+
+
 def interrupted_run(d: Path, out: Path, iterations: int) -> tuple[int, str, bool]:
     """`cirulla analyze` on `d` stopped by a Ctrl-C once its first line is out: its exit
     code, its stderr, and whether every game was already out as the Ctrl-C went."""
-    args = ["analyze", str(d), "--out", str(out), "--iterations", str(iterations), "--seed", "3", "--jobs", "2"]
-    proc = subprocess.Popen([sys.executable, "-m", "cirulla.cli.main", *args],
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    command = [sys.executable, "-m", "cirulla.cli.main", *analyze_args(d, out, iterations), "--jobs", "2"]
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         while proc.poll() is None and not (out.exists() and out.read_text().count("\n") >= 1):
             time.sleep(0.05)
@@ -166,7 +170,7 @@ def test_an_interrupted_run_resumes_with_every_game_once(folder, expected, clust
             break
         out.unlink()
     assert code == 130 and "stopped" in err and "Traceback" not in err, err     # err: why, if not
-    args = ["analyze", str(d), "--out", str(out), "--iterations", str(iterations), "--seed", "3"]
+    args = analyze_args(d, out, iterations)
     first = out.read_text()
     assert first.endswith("\n") and 1 <= first.count("\n")
     assert len(set(ids(out))) == len(ids(out))
