@@ -34,10 +34,18 @@ def seed_number(text: str) -> int:
 
 
 def positive_int(text: str) -> int:
-    """A count that must be given as 1 or more (--iterations, --threads): 0 is not "the default"."""
+    """A count that must be given as 1 or more (--iterations, --threads, --pairs, --jobs): 0 is not "the default"."""
     value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """A count where 0 means none (--progress)."""
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
     return value
 
 

@@ -74,8 +74,6 @@ def collect(match: Match, args: argparse.Namespace, console: Console) -> tuple[l
 
 
 def run_analysis(match: Match, args: argparse.Namespace, console: Console) -> int:
-    if args.jobs < 1:
-        raise CliError("--jobs must be positive")
     decisions, summary = collect(match, args, console)
     tr = translator_for(args)
     if args.html:

@@ -640,8 +640,6 @@ def _check(args: argparse.Namespace) -> None:
         raise CliError("--scheduler and --server: give one (a Dask cluster or a cirulla-server)", USAGE)
     if args.scheduler and args.jobs is not None:
         raise CliError("--jobs: the cluster at --scheduler has its own workers", USAGE)
-    if args.jobs is not None and args.jobs < 1:
-        raise CliError(f"--jobs must be positive, got {args.jobs}", USAGE)
 
 
 def run_batch(args: argparse.Namespace, *, task: Task = analyze_task) -> int:

@@ -69,7 +69,7 @@ from typing import Any, BinaryIO
 import grpc
 from google.protobuf import json_format
 
-from cirulla.server.config import ServerConfig
+from cirulla.server.config import ConfigError, ServerConfig, flag_name
 from cirulla.server.convert import Problems
 from cirulla.server.errors import BadRequest, RpcError, failure_of
 from cirulla.server.service import Service, return_large_blocks_when_freed
@@ -446,8 +446,9 @@ def engine_config(args: argparse.Namespace) -> ServerConfig:
     try:
         return dataclasses.replace(ServerConfig(), slot_wait_ms=SLOT_WAIT_MS, max_waiting_searches=MAX_WAITING,
                                    **given)
-    except ValueError as e:
-        raise CliError(str(e).replace("_", "-"), USAGE) from None
+    except ConfigError as e:
+        sources = {name: f"{flag_name(name)} {value}" for name, value in given.items()}
+        raise CliError(f"{e.source(sources)}: {e.message}", USAGE) from None
 
 
 def run(args: argparse.Namespace, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:

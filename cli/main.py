@@ -18,7 +18,7 @@ from cirulla.solver.match import Phase
 from cirulla.solver.players import LEVEL_NAMES, LEVELS, make_player
 from cirulla.solver.rules import PRESETS, Rules
 
-from . import add_lang_argument, positive_int, positive_ms, records, seed_number, translator_for
+from . import add_lang_argument, non_negative_int, positive_int, positive_ms, records, seed_number, translator_for
 from .engine import add_parser as add_engine
 from .habits import add_parser as add_habits
 from .output import console_for, emit
@@ -221,8 +221,6 @@ def cmd_arena(args: argparse.Namespace) -> int:
     from cirulla.solver.arena import ArenaResult, arena, machine_load
     from cirulla.v1 import arena_pb2
     rules = _rules(args)
-    if args.jobs < 1:
-        raise CliError(f"--jobs must be positive, got {args.jobs}", USAGE)
     console = console_for(args)
 
     def progress(k: int, res: ArenaResult) -> None:
@@ -380,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "as a self-contained web page")
     an.add_argument("--all", action="store_true", help="list every decision, not only the errors")
     _add_budget(an, "iterations per search at most (default 30000; most stop once settled)")
-    an.add_argument("--jobs", type=int, help="decisions analysed at once (default 2); batch: worker processes "
+    an.add_argument("--jobs", type=positive_int, help="decisions analysed at once (default 2); batch: worker processes "
                                              "of the local cluster, or calls to --server at once (default: the cores)")
     b = an.add_argument_group("batch mode")
     b.add_argument("--out", metavar="FILE", help="append a cirulla.v1.GameAnalysisLine per game to FILE "
@@ -411,11 +409,12 @@ def build_parser() -> argparse.ArgumentParser:
                  "  python bench/ladder.py --jobs 2      every level against the one below and greedy")
     ar.add_argument("a", help="engine A, e.g. ismcts:100ms or level:casual")
     ar.add_argument("b", help="engine B, e.g. greedy")
-    ar.add_argument("--pairs", type=int, default=100, help="duplicate pairs of matches (default 100)")
+    ar.add_argument("--pairs", type=positive_int, default=100, help="duplicate pairs of matches (default 100)")
     _add_rules(ar, players=(2, 4))
     ar.add_argument("--seed", type=seed_number, default=0)
-    ar.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
-    ar.add_argument("--progress", type=int, default=0, metavar="N", help="print the figures every N pairs")
+    ar.add_argument("--jobs", type=positive_int, default=1, help="processes (default 1)")
+    ar.add_argument("--progress", type=non_negative_int, default=0, metavar="N",
+                    help="print the figures every N pairs (default 0: never)")
     ar.add_argument("--save", metavar="DIR",
                     help="write every game played into DIR as a record (as `cirulla play --save` does), the "
                          "engines' names as the players' (seed<S>-AB.json: A on side 0; seed<S>-BA.json: B)")

@@ -17,6 +17,22 @@ from .stopping import ABANDONED, OVERRUN_SECONDS
 LOG_FORMATS = ("text", "json")
 
 
+class ConfigError(ValueError):
+    """A setting refused: `fields` names it, or the settings that conflict
+    (ServerConfig's names; the command lines name the flag or environment
+    variable a value came from instead: `source`)."""
+
+    def __init__(self, message: str, *fields: str) -> None:
+        super().__init__(f"{fields[0]}: {message}")
+        self.fields = fields
+        self.message = message
+
+    def source(self, given: Mapping[str, str]) -> str:
+        """`given` maps the fields set to where from ("--max-budget-ms 0"):
+        the first of this error's fields given, else its first field's flag."""
+        return next((given[f] for f in self.fields if f in given), flag_name(self.fields[0]))
+
+
 CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
 
 
@@ -96,27 +112,29 @@ class ServerConfig:
     def __post_init__(self) -> None:
         for name, address in (("listen", self.listen), ("metrics_listen", self.metrics_listen)):
             if address is not None and not _is_host_port(address):
-                raise ValueError(f"{name} must be HOST:PORT, got {address!r}")
+                raise ConfigError(f"must be HOST:PORT, got {address!r}", name)
         if self.log_format not in LOG_FORMATS:
-            raise ValueError(f"log_format must be {' or '.join(LOG_FORMATS)}, got {self.log_format!r}")
+            raise ConfigError(f"must be {' or '.join(LOG_FORMATS)}, got {self.log_format!r}", "log_format")
         if (self.tls_cert is None) != (self.tls_key is None):
-            raise ValueError("TLS needs both a certificate and a key")
+            raise ConfigError("TLS needs both a certificate and its key", "tls_cert", "tls_key")
         if self.tls_client_ca and not self.tls_cert:
-            raise ValueError("mutual TLS (a client CA) needs the server's own certificate and key")
+            raise ConfigError("mutual TLS (a client CA) needs the server's own certificate and key",
+                              "tls_client_ca")
         for name in ("max_concurrent_searches", "max_budget_ms", "max_iterations", "max_threads",
                      "max_analysis_seconds", "default_budget_ms", "max_message_bytes", "max_watch_streams",
                      "max_reflection_streams"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+                raise ConfigError(f"must be at least 1, got {getattr(self, name)}", name)
         if self.default_budget_ms > self.max_budget_ms:
-            raise ValueError("default_budget_ms is larger than max_budget_ms")
+            raise ConfigError(f"the default budget ({self.default_budget_ms} ms) is larger than the largest "
+                              f"({self.max_budget_ms} ms)", "default_budget_ms", "max_budget_ms")
         unknown = set(self.presets_to_warm) - set(PRESETS)
         if unknown:
-            raise ValueError(f"warm_presets: unknown preset(s) {', '.join(sorted(unknown))}")
+            raise ConfigError(f"unknown preset(s) {', '.join(sorted(unknown))}", "warm_presets")
         for name in ("grace_seconds", "deadline_margin_ms", "workers", "slot_wait_ms", "max_waiting_searches",
                      "max_connection_age_ms", "max_connection_age_grace_ms", "lame_duck_ms"):
             if getattr(self, name) < 0:
-                raise ValueError(f"{name} cannot be negative, got {getattr(self, name)}")
+                raise ConfigError(f"cannot be negative, got {getattr(self, name)}", name)
 
     @property
     def thread_cap(self) -> int:
@@ -187,6 +205,15 @@ _HELP = {
 }
 
 
+def flag_name(name: str) -> str:
+    """The command-line flag of ServerConfig's field `name` (max_budget_ms: --max-budget-ms)."""
+    return "--" + name.replace("_", "-")
+
+
+def _variable(name: str) -> str:
+    return "CIRULLA_" + name.upper()
+
+
 def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> ServerConfig:
     """Flags (--max-budget-ms) win over environment variables (CIRULLA_MAX_BUDGET_MS),
     which win over the defaults."""
@@ -202,26 +229,29 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
     defaults = ServerConfig()
     fields = [f for f in dataclasses.fields(ServerConfig)]
     for f in fields:
-        flag = "--" + f.name.replace("_", "-")
-        var = "CIRULLA_" + f.name.upper()
         default = getattr(defaults, f.name)
         kind = type(default) if default is not None else str
-        parser.add_argument(flag, dest=f.name, type=kind, default=None, metavar=var,
+        parser.add_argument(flag_name(f.name), dest=f.name, type=kind, default=None, metavar=_variable(f.name),
                             help=f"{_HELP[f.name]} (default: {default})")
     args = parser.parse_args(argv)
-    values = {}
+    values, sources = {}, {}
     for f in fields:
         value = getattr(args, f.name)
-        if value is None and "CIRULLA_" + f.name.upper() in env:
-            raw = env["CIRULLA_" + f.name.upper()]
+        var = _variable(f.name)
+        if value is not None:
+            sources[f.name] = f"{flag_name(f.name)} {value}"
+        elif var in env:
+            raw = env[var]
             default = getattr(defaults, f.name)
             try:
                 value = type(default)(raw) if default is not None else raw
             except ValueError:
-                parser.error(f"CIRULLA_{f.name.upper()}: {raw!r} is not a {type(default).__name__}")
+                parser.error(f"{var}: {raw!r} is not a {type(default).__name__}")
+            sources[f.name] = f"{var}={raw}"
         if value is not None:
             values[f.name] = value
     try:
         return ServerConfig(**values)
-    except ValueError as e:
-        parser.error(str(e))
+    except ConfigError as e:
+        # the flag or variable the value came from (a default: the flag that would change it)
+        parser.error(f"{e.source(sources)}: {e.message}")

@@ -269,14 +269,14 @@ def test_bad_flags_are_named_and_exit_2(capsys, folder, tmp_path):
     d, _ = folder
     out = tmp_path / "r.jsonl"
     for flags, named in ((["--scheduler", "tcp://127.0.0.1:1", "--server", "127.0.0.1:1"], "--scheduler and --server"),
-                         (["--jobs", "0"], "--jobs"),
                          (["--all"], "--all"), (["--json"], "--json"),
                          (["--scheduler", "tcp://127.0.0.1:1", "--jobs", "2"], "--jobs")):
         code, _, err = cli(capsys, "analyze", d, "--out", out, *flags)
         assert code == 2 and named in err, flags
-    with pytest.raises(SystemExit) as stop:                 # refused by the parser itself
-        cli(capsys, "analyze", d, "--out", out, "--iterations", "0")
-    assert stop.value.code == 2 and "argument --iterations: 0 is not a positive integer" in capsys.readouterr().err
+    for flag in ("--iterations", "--jobs"):
+        with pytest.raises(SystemExit) as stop:                 # refused by the parser itself
+            cli(capsys, "analyze", d, "--out", out, flag, "0")
+        assert stop.value.code == 2 and f"argument {flag}: 0 is not a positive integer" in capsys.readouterr().err
     code, _, err = cli(capsys, "analyze", d, tmp_path / "nowhere", "--out", out)
     assert code == 5 and "nowhere: no such file or folder" in err
     code, _, err = cli(capsys, "analyze", d, "--out", tmp_path)

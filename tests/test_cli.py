@@ -356,8 +356,9 @@ def test_usage_errors_exit_2_and_help_has_examples(capsys):
 
 
 def test_numbers_out_of_range_are_refused_by_flag_not_read_as_the_default(capsys):
-    """--iterations 0 used to mean the default budget and --seed -1 ended in a
-    traceback (a request's seed is a uint64): each is now its flag's error."""
+    """--iterations 0 used to mean the default budget, --seed -1 ended in a
+    traceback (a request's seed is a uint64) and arena --progress -1 was taken
+    as "never": each is now its flag's error."""
     view = str(Path(__file__).parent.parent / "examples" / "view.json")
     for args, said in ((["hint", "--view", view, "--seed", "-1"], "argument --seed: -1 is out of range"),
                        (["hint", "--view", view, "--iterations", "0"], "argument --iterations: 0 is not a positive"),
@@ -366,12 +367,27 @@ def test_numbers_out_of_range_are_refused_by_flag_not_read_as_the_default(capsys
                        (["play", "--seed", str(2**64)], "argument --seed:"),
                        (["play", "--hint-ms", "-5"], "argument --hint-ms:"),
                        (["arena", "greedy", "greedy", "--seed", "x"], "argument --seed: 'x' is not an integer"),
+                       (["arena", "greedy", "greedy", "--pairs", "0"], "argument --pairs: 0 is not a positive"),
+                       (["arena", "greedy", "greedy", "--jobs", "0"], "argument --jobs: 0 is not a positive"),
+                       (["arena", "greedy", "greedy", "--progress", "-1"], "argument --progress: -1 is negative"),
+                       (["analyze", "game.json", "--jobs", "-2"], "argument --jobs: -2 is not a positive"),
                        (["puzzles", "results.jsonl", "--seed", "-2"], "argument --seed:")):
         with pytest.raises(SystemExit) as e:
             main(args)
         err = capsys.readouterr().err
         assert e.value.code == 2 and said in err and "Traceback" not in err, (args, err)
     assert main(["hint", "--view", view, "--seed", str(2**64 - 1), "--iterations", "200", "--json"]) == 0
+
+
+def test_engine_settings_out_of_range_are_named_by_their_flags(capsys):
+    """The engine's settings are the service's: their errors used to name the
+    service's field (max-budget-ms), not the flag, and blamed the default
+    budget for a --max-budget-ms below it."""
+    for flags, said in ((("--max-budget-ms", -1), "--max-budget-ms -1: must be at least 1"),
+                        (("--max-budget-ms", 100), "--max-budget-ms 100: the default budget (1000 ms) is larger"),
+                        (("--warm-presets", "poker"), "--warm-presets poker: unknown preset(s) poker")):
+        code, out, err = cli(capsys, "engine", *flags)
+        assert code == 2 and said in err and not out, (flags, err)
 
 
 # --- through a server, arena, serve ---------------------------------------------------
@@ -407,7 +423,7 @@ def test_arena_json(capsys):
 
 @pytest.mark.parametrize(("flags", "named"), [
     (("--hands", 0), "--hands 0: hands"), (("--target", 0), "--target 0: target"),
-    (("--hands", -2), "--hands -2: hands"), (("--jobs", 0), "--jobs must be positive, got 0")])
+    (("--hands", -2), "--hands -2: hands")])
 def test_arena_names_a_flag_out_of_range_rather_than_ignoring_it(capsys, flags, named):
     """0 is a value, not "not given": --hands 0 used to play whole matches."""
     code, out, err = cli(capsys, "arena", "random", "greedy", "--pairs", 1, *flags)

@@ -222,6 +222,20 @@ def test_bad_environment_value_is_refused(capsys):
     assert "CIRULLA_MAX_BUDGET_MS" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("argv", "env", "named"), [
+    (["--max-budget-ms", "0"], {}, "--max-budget-ms 0: must be at least 1"),
+    ([], {"CIRULLA_MAX_BUDGET_MS": "-5"}, "CIRULLA_MAX_BUDGET_MS=-5: must be at least 1"),
+    (["--max-budget-ms", "100"], {}, "--max-budget-ms 100: the default budget (1000 ms) is larger"),
+    (["--grace-seconds", "-1"], {}, "--grace-seconds -1.0: cannot be negative"),
+    ([], {"CIRULLA_TLS_KEY": "k.pem"}, "CIRULLA_TLS_KEY=k.pem: TLS needs both")])
+def test_a_refused_setting_is_named_by_its_flag_or_variable(argv, env, named, capsys):
+    """The service's own names (max_budget_ms) are neither what the operator
+    typed nor what the pod's environment holds."""
+    with pytest.raises(SystemExit) as e:
+        parse_config(argv, env=env)
+    assert e.value.code == 2 and named in capsys.readouterr().err
+
+
 def test_config_checks_itself():
     with pytest.raises(ValueError, match="default_budget_ms"):
         ServerConfig(default_budget_ms=20_000, max_budget_ms=1_000)
