@@ -25,13 +25,13 @@ the same way), and then, by the position:
   the greedy program (its weight at least Tuning.exact_program) each world
   is solved as the best response to it instead, its every move greedy's:
   minimax assumes a perfect opponent, the program is not one (+0.10 a hand
-  against greedy over playing them out by rollouts, README "Strength");
+  against greedy over playing them out by rollouts, `docs/strength.md`);
 * 4 players (two sides), empty stock, the other side both read as the
   program (the least of their weights at least EXACT_PROGRAM_SIDES): the
   last round's best response, every way the unseen cards lie in the three
   other hands (at most 1,680 worlds) solved with the other side's every
   move greedy's and the partner's and the asking seat's the best for their
-  side (EXACT; +0.19 a hand against greedy, README "Strength"); with a
+  side (EXACT; +0.19 a hand against greedy, `docs/strength.md`); with a
   searching opponent, or optional captures, the tree below, as before;
 * otherwise SO-ISMCTS with availability counts (ISMCTS) builds a tree over
   most of the budget, then a paired phase evaluates every legal move on the
@@ -39,7 +39,7 @@ the same way), and then, by the position:
   side's turns and the rollout policy at the others' and after the tree
   (follow_own: the others then play the cards they hold in that world, not
   the tree's choice averaged over worlds: +0.32 a hand against greedy, +0.33
-  against flat Monte Carlo in the arena, README "Strength"). The reported
+  against flat Monte Carlo in the arena, `docs/strength.md`). The reported
   figures, their standard errors and the recommended move come from that
   paired phase, where every world is an independent draw, so the standard
   errors are honest.
@@ -327,7 +327,7 @@ class SearchBudget:
 
 
 # The one default budget: the hint of a request that names none, ChooseMove at
-# full strength, `cirulla hint` and `play` (README "Strength"; bench/bench_cost.py).
+# full strength, `cirulla hint` and `play` (`docs/strength.md`; bench/bench_cost.py).
 # The cap bounds the close calls the rule would go on with: 12,000 rather than
 # 20,000 lost 0.005 points a decision (bench_stopping.py, 400 first-round
 # decisions) and cut their 90th percentile of CPU from 42.6 to 29.4 ms.

@@ -326,7 +326,7 @@ def test_the_paired_phase_follows_the_tree_at_the_asking_sides_turns_only():
 
 
 def test_with_4_players_the_partner_can_play_the_rollout_policy_too():
-    """follow_own=2 (a knob, README "Strength"): the asking seat alone follows the
+    """follow_own=2 (a knob, `docs/strength.md`): the asking seat alone follows the
     tree in the paired phase; with 2 players that is the asking side, so nothing changes."""
     def figures(match: Match, **knobs):
         know = Knowledge.of(match.view(match.to_move))
