@@ -218,14 +218,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def cmd_arena(args: argparse.Namespace) -> int:
     from cirulla.server import convert
-    from cirulla.solver.arena import ArenaResult, arena, machine_load
+    from cirulla.solver.arena import ArenaResult, Comparison, arena, compare, machine_load
     from cirulla.v1 import arena_pb2
     rules = _rules(args)
     console = console_for(args)
+    if args.against and args.save:
+        raise CliError("--save with --against: save a run on its own (cirulla arena A C --save DIR)", USAGE)
 
-    def progress(k: int, res: ArenaResult) -> None:
+    def progress(k: int, res: ArenaResult | Comparison) -> None:
         if args.progress and k % args.progress == 0 and k < args.pairs:
-            console.print(f"[{k}/{args.pairs}] " + res.lines()[1])
+            console.print(f"[{k}/{args.pairs}] " + (res.lines()[3] if isinstance(res, Comparison) else res.lines()[1]))
 
     save = Path(args.save) if args.save else None
     if save is not None:
@@ -234,16 +236,27 @@ def cmd_arena(args: argparse.Namespace) -> int:
         except OSError as e:
             raise CliError(f"--save {args.save}: {e.strerror}", FAILED) from None
     load_before, start = os.getloadavg()[0], time.monotonic()
+    res: ArenaResult | Comparison
     try:
-        res = arena(args.a, args.b, rules=rules, pairs=args.pairs, seed=args.seed, jobs=args.jobs, save=save,
-                    on_pair=progress, players=arena_player)
+        if args.against:
+            res = compare(args.a, args.b, args.against, rules=rules, pairs=args.pairs, seed=args.seed,
+                          jobs=args.jobs, on_pair=progress, players=arena_player)
+        else:
+            res = arena(args.a, args.b, rules=rules, pairs=args.pairs, seed=args.seed, jobs=args.jobs, save=save,
+                        on_pair=progress, players=arena_player)
     except OSError as e:
         raise CliError(f"--save {args.save}: cannot write {e.filename}: {e.strerror}", FAILED) from None
     # wall-time budgets depend on what else the machine ran: say how busy it was
-    load = f"machine_load: {machine_load(load_before, time.monotonic() - start, f'{args.jobs} jobs')}"
+    jobs = f"{args.jobs} jobs"
+    load = f"machine_load: {machine_load(load_before, time.monotonic() - start, jobs)}"
     if args.json:
         print(load, file=sys.stderr)
-        emit(convert.to_message(res, arena_pb2.ArenaResult, rules=rules))
+        if isinstance(res, Comparison):
+            emit(convert.to_message(res, arena_pb2.ArenaComparison,
+                                    a=convert.to_message(res.a, arena_pb2.ArenaResult, rules=rules),
+                                    b=convert.to_message(res.b, arena_pb2.ArenaResult, rules=rules)))
+        else:
+            emit(convert.to_message(res, arena_pb2.ArenaResult, rules=rules))
         return OK
     console.print(f"rules: {args.preset}, {rules.players} players, "
                   + (f"{rules.hands} hand(s) per match" if rules.hands else f"target {rules.target}"))
@@ -251,7 +264,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
         console.print(line)
     console.print(load)
     if save is not None:
-        console.print(f"records: {2 * res.pairs} games in {save}", soft_wrap=True)
+        console.print(f"records: {2 * args.pairs} games in {save}", soft_wrap=True)
     return OK
 
 
@@ -405,6 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
                  "  cirulla arena default ismcts:100000it --hands 1 --pairs 2000 --seed 1 --jobs 2\n"
                  "  cirulla arena ismcts:20ms flatmc:20ms --hands 1 --pairs 500 --json\n"
                  "  cirulla arena casual beginner --hands 1 --pairs 200 --jobs 2\n"
+                 "  cirulla arena ismcts:10000it:own=2 ismcts:10000it --against greedy --hands 1 --pairs 500\n"
                  "  cirulla arena casual greedy --pairs 20 --save games/ && cirulla analyze games/ --out a.jsonl\n"
                  "  python bench/ladder.py --jobs 2      every level against the one below and greedy")
     ar.add_argument("a", help="engine A, e.g. ismcts:100ms or level:casual")
@@ -415,6 +429,9 @@ def build_parser() -> argparse.ArgumentParser:
     ar.add_argument("--jobs", type=positive_int, default=1, help="processes (default 1)")
     ar.add_argument("--progress", type=non_negative_int, default=0, metavar="N",
                     help="print the figures every N pairs (default 0: never)")
+    ar.add_argument("--against", metavar="C",
+                    help="play A and B each against engine C on the same deals, and print the difference of "
+                         "their margins paired deal by deal")
     ar.add_argument("--save", metavar="DIR",
                     help="write every game played into DIR as a record (as `cirulla play --save` does), the "
                          "engines' names as the players' (seed<S>-AB.json: A on side 0; seed<S>-BA.json: B)")

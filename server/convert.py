@@ -175,6 +175,8 @@ def _enum_of(cls: type, name: str) -> type[Enum] | None:
 def _wire(field: FieldType, value: Any) -> Any:
     """One domain value as the field's wire value."""
     m = field.message_type
+    if isinstance(value, Message):                          # converted already
+        return value
     if m is None:
         if field.enum_type is not None and isinstance(value, str):
             return enum_number(field, value)

@@ -33,7 +33,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -344,30 +344,52 @@ class ArenaResult:
         ]
 
 
+def _pair_points(pairs: Sequence[tuple[GameResult, GameResult]]) -> tuple[list[int], list[int]]:
+    """Each pair's points for A less B's, and its hands."""
+    return ([sum(x - y for g in p for x, y in g.hands) for p in pairs],
+            [sum(len(g.hands) for g in p) for p in pairs])
+
+
+def _residuals(d: Sequence[float], h: Sequence[int]) -> tuple[float, list[float]]:
+    """The margin per hand (a ratio over pairs) and each pair's residual from it,
+    scaled by the mean hands a pair: the delta method's terms, whose spread over
+    pairs is the margin's standard error (the pair is the independent unit: its
+    two games share the deals)."""
+    hands = sum(h)
+    margin = sum(d) / hands if hands else 0.0
+    mean_h = hands / len(h) if h else 1.0
+    return margin, [(di - margin * hi) / mean_h for di, hi in zip(d, h, strict=True)]
+
+
+def _interval(mean: float, terms: Sequence[float]) -> tuple[float, float]:
+    """mean's 95% interval from its terms' spread over pairs (infinite with fewer than 2)."""
+    n = len(terms)
+    se = math.sqrt(sum(t * t for t in terms) / (n * (n - 1))) if n > 1 else math.inf
+    return mean - 1.96 * se, mean + 1.96 * se
+
+
 def summarize(a: EngineSpec, b: EngineSpec, pairs: Sequence[tuple[GameResult, GameResult]]) -> ArenaResult:
     """Margin per hand as a ratio over pairs (the pair is the independent unit:
     its two games share the deals), with a delta-method 95% interval."""
-    d = [sum(x - y for g in p for x, y in g.hands) for p in pairs]
-    h = [sum(len(g.hands) for g in p) for p in pairs]
+    d, h = _pair_points(pairs)
     n, hands = len(pairs), sum(h)
-    margin = sum(d) / hands if hands else 0.0
-    if n > 1 and hands:
-        resid = [di - margin * hi for di, hi in zip(d, h, strict=False)]
-        se = math.sqrt(sum(r * r for r in resid) / (n * (n - 1))) / (hands / n)
-    else:
-        se = math.inf
+    margin, resid = _residuals(d, h)
     every = [(x, y) for p in pairs for g in p for x, y in g.hands]
     wins = sum(x > y for x, y in every)
     ties = sum(x == y for x, y in every)
-    won = [sum(g.a_won for g in p) / 2 for p in pairs]
+    won = _match_wins(pairs)
     mw = sum(won) / n if n else 0.0
-    mse = math.sqrt(sum((w - mw) ** 2 for w in won) / (n * (n - 1))) if n > 1 else math.inf
     times = [[t for p in pairs for g in p for t in g.times[k]] for k in (0, 1)]
     a_ms, b_ms = (1000 * sum(t) / len(t) if t else 0.0 for t in times)
-    return ArenaResult(str(a), str(b), n, hands, margin, (margin - 1.96 * se, margin + 1.96 * se),
+    return ArenaResult(str(a), str(b), n, hands, margin, _interval(margin, resid if hands else []),
                        (wins + ties / 2) / len(every) if every else 0.0,
                        ties / len(every) if every else 0.0,
-                       mw, (mw - 1.96 * mse, mw + 1.96 * mse), (a_ms, b_ms))
+                       mw, _interval(mw, [w - mw for w in won]), (a_ms, b_ms))
+
+
+def _match_wins(pairs: Sequence[tuple[GameResult, GameResult]]) -> list[float]:
+    """Each pair's share of its two matches A won (draws half)."""
+    return [sum(g.a_won for g in p) / 2 for p in pairs]
 
 
 def machine_load(load_before: float, seconds: float, workers: str) -> str:
@@ -385,6 +407,15 @@ PairTask: TypeAlias = tuple[EngineSpec, EngineSpec, Rules, int, Path | None, Pla
 
 def _pair_job(args: PairTask) -> tuple[GameResult, GameResult]:
     return play_pair(*args)
+
+
+def _played(tasks: Sequence[PairTask], jobs: int) -> Iterator[tuple[GameResult, GameResult]]:
+    """Each task's pair, in the tasks' order: in this process, or in a pool of `jobs` processes."""
+    if jobs <= 1:
+        yield from map(_pair_job, tasks)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(_pair_job, tasks)
 
 
 def _check_counts(who: str, **counts: int) -> None:
@@ -415,19 +446,77 @@ def arena(a: EngineSpec | str, b: EngineSpec | str, *, rules: Rules | None = Non
     _check_counts("arena", pairs=pairs, jobs=jobs)
     tasks: list[PairTask] = [(a, b, rules, seed + k, save, players) for k in range(pairs)]
     done: list[tuple[GameResult, GameResult]] = []
-    if jobs <= 1:
-        results = map(_pair_job, tasks)
-        for r in results:
-            done.append(r)
-            if on_pair:
-                on_pair(len(done), summarize(a, b, done))
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for r in pool.map(_pair_job, tasks):
-                done.append(r)
-                if on_pair:
-                    on_pair(len(done), summarize(a, b, done))
+    for r in _played(tasks, jobs):
+        done.append(r)
+        if on_pair:
+            on_pair(len(done), summarize(a, b, done))
     return summarize(a, b, done)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two engines each against the same opponent on the same deals (compare)."""
+    a: ArenaResult              # A against the opponent
+    b: ArenaResult              # B against the opponent
+    margin_diff: float          # A's margin per hand less B's
+    margin_diff_ci: tuple[float, float]
+    match_win_diff: float       # A's share of matches won less B's
+    match_win_diff_ci: tuple[float, float]
+
+    def lines(self) -> list[str]:
+        lo, hi = self.margin_diff_ci
+        mlo, mhi = self.match_win_diff_ci
+        out = [f"against {self.a.b}, {self.a.pairs} duplicate pairs each, the same deals:"]
+        for res in (self.a, self.b):
+            rlo, rhi = res.margin_ci
+            out.append(f"  {res.a}: {res.margin:+.3f} points/hand (95% CI {rlo:+.3f} .. {rhi:+.3f})")
+        out.append(f"margin_diff: {self.margin_diff:+.3f} points/hand (95% CI {lo:+.3f} .. {hi:+.3f}), "
+                   f"{self.a.a} less {self.b.a}, paired by deal")
+        out.append(f"match_win_diff: {100 * self.match_win_diff:+.1f} % (95% CI {100 * mlo:+.1f} .. {100 * mhi:+.1f})")
+        return out
+
+
+def _comparison(a: EngineSpec, b: EngineSpec, against: EngineSpec, done_a: Sequence[tuple[GameResult, GameResult]],
+             done_b: Sequence[tuple[GameResult, GameResult]]) -> Comparison:
+    """The Comparison of A's and B's pairs against the same opponent, pair k of
+    each on the same deals: the difference of their margins (each a ratio over
+    pairs) with a delta-method interval from the pairs' differences of residuals."""
+    margin_a, resid_a = _residuals(*_pair_points(done_a))
+    margin_b, resid_b = _residuals(*_pair_points(done_b))
+    diff = margin_a - margin_b
+    won = [x - y for x, y in zip(_match_wins(done_a), _match_wins(done_b), strict=True)]
+    won_diff = sum(won) / len(won) if won else 0.0
+    return Comparison(summarize(a, against, done_a), summarize(b, against, done_b),
+                      diff, _interval(diff, [x - y for x, y in zip(resid_a, resid_b, strict=True)]),
+                      won_diff, _interval(won_diff, [w - won_diff for w in won]))
+
+
+def compare(a: EngineSpec | str, b: EngineSpec | str, against: EngineSpec | str, *, rules: Rules | None = None,
+            pairs: int = 100, seed: int = 0, jobs: int = 1,
+            on_pair: Callable[[int, Comparison], None] | None = None,
+            players: PlayerFactory = make_player) -> Comparison:
+    """A against `against` and B against it on the same deals (the pair k of
+    both from the match seed ``seed + k``, as arena() plays them), and the
+    difference of A's and B's margins paired deal by deal. A deal's luck is
+    the same for both and cancels, so the difference's interval is narrower
+    than the two runs' intervals would give taken apart (docs/strength.md,
+    "Comparing two models on the same deals").
+
+    :raises StateError: for rules with more than two sides.
+    """
+    a, b, c = (x if isinstance(x, EngineSpec) else EngineSpec.parse(x) for x in (a, b, against))
+    rules = rules or Rules()
+    if rules.n_sides != 2:
+        raise StateError(f"compare: two sides only (2 or 4 players), not {rules.players} players")
+    _check_counts("compare", pairs=pairs, jobs=jobs)
+    tasks: list[PairTask] = [(x, c, rules, seed + k, None, players) for k in range(pairs) for x in (a, b)]
+    done_a: list[tuple[GameResult, GameResult]] = []
+    done_b: list[tuple[GameResult, GameResult]] = []
+    for i, r in enumerate(_played(tasks, jobs)):
+        (done_a if i % 2 == 0 else done_b).append(r)
+        if on_pair and i % 2 == 1:
+            on_pair(len(done_b), _comparison(a, b, c, done_a, done_b))
+    return _comparison(a, b, c, done_a, done_b)
 
 
 # --- the ladder of strength levels ----------------------------------------------------
@@ -474,11 +563,6 @@ def ladder(levels: Sequence[str] | None = None, *, pairs: int = 200, seed: int =
             if on_matchup:
                 on_matchup(res)
 
-    if jobs <= 1:
-        for t in tasks:
-            collect(t, _pair_job(t))
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for t, r in zip(tasks, pool.map(_pair_job, tasks), strict=True):
-                collect(t, r)
+    for t, r in zip(tasks, _played(tasks, jobs), strict=True):
+        collect(t, r)
     return {key: out[key] for key in done}

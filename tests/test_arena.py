@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from cirulla.solver import CirullaError, HandEnd, Match, Rules, StateError, record
-from cirulla.solver.arena import EngineSpec, arena, make_player, play_pair, summarize
+from cirulla.solver.arena import EngineSpec, arena, compare, make_player, play_pair, summarize
 from server_support import running
 
 
@@ -136,6 +136,27 @@ def test_search_engines_play_whole_matches():
     assert peek.hands >= 4 and peek.a == "peek:300it"
 
 
+def test_a_comparison_is_the_two_runs_paired_deal_by_deal():
+    """compare(A, B, C) plays A against C and B against C on the arena's deals,
+    and its difference is paired by deal: two engines that play alike differ
+    by nothing, to the interval, where each run's own interval is points wide."""
+    rules = Rules(hands=1)
+    c = compare("random", "greedy", "greedy", rules=rules, pairs=20, seed=4)
+    for got, alone in ((c.a, arena("random", "greedy", rules=rules, pairs=20, seed=4)),
+                       (c.b, arena("greedy", "greedy", rules=rules, pairs=20, seed=4))):
+        assert (got.a, got.b, got.pairs, got.hands, got.margin, got.margin_ci, got.match_win) == \
+            (alone.a, alone.b, alone.pairs, alone.hands, alone.margin, alone.margin_ci, alone.match_win)
+    assert c.margin_diff == pytest.approx(c.a.margin - c.b.margin) and c.margin_diff < 0
+    lo, hi = c.margin_diff_ci
+    assert lo < c.margin_diff < hi < 0
+    alike = compare("greedy", "greedy", "random", rules=rules, pairs=20, seed=4)
+    assert alike.margin_diff == 0 and alike.margin_diff_ci == (0, 0) and alike.match_win_diff_ci == (0, 0)
+    run_lo, run_hi = alike.a.margin_ci
+    assert run_hi - run_lo > 1
+    with pytest.raises(StateError, match="compare: pairs must be positive"):
+        compare("greedy", "greedy", "random", pairs=0)
+
+
 def test_two_sides_only():
     with pytest.raises(StateError, match="two sides"):
         arena("greedy", "random", rules=Rules(players=3), pairs=1)
@@ -159,6 +180,23 @@ def test_command_line(capsys):
     assert "margin:" in out and "points/hand (95% CI" in out and "match_win:" in out
     assert main(["arena", "greedy", "nobody", "--pairs", "1"]) == 3
     assert "engines are" in capsys.readouterr().err
+
+
+def test_the_command_compares_two_engines_against_a_third(capsys, tmp_path):
+    from google.protobuf import json_format
+
+    from cirulla.cli.main import main
+    from cirulla.v1 import arena_pb2
+    args = ["arena", "greedy", "random", "--against", "greedy", "--pairs", "3", "--hands", "1", "--seed", "2"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "against greedy, 3 duplicate pairs each" in out and "margin_diff: +" in out and "paired by deal" in out
+    assert main([*args, "--json"]) == 0
+    got = json_format.Parse(capsys.readouterr().out, arena_pb2.ArenaComparison())
+    assert (got.a.a, got.a.b, got.b.a, got.b.b, got.a.pairs) == ("greedy", "greedy", "random", "greedy", 3)
+    assert got.margin_diff == pytest.approx(got.a.margin - got.b.margin) and len(got.margin_diff_ci) == 2
+    assert main([*args, "--save", str(tmp_path)]) == 2
+    assert "--save with --against" in capsys.readouterr().err
 
 
 def test_saved_games_are_the_records_of_the_games_played(tmp_path):
