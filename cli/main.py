@@ -227,7 +227,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
 
     def progress(k: int, res: ArenaResult | Comparison) -> None:
         if args.progress and k % args.progress == 0 and k < args.pairs:
-            console.print(f"[{k}/{args.pairs}] " + (res.lines()[3] if isinstance(res, Comparison) else res.lines()[1]))
+            console.print(f"[{k}/{args.pairs}] " + res.margin_line())
 
     save = Path(args.save) if args.save else None
     if save is not None:
@@ -247,8 +247,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     except OSError as e:
         raise CliError(f"--save {args.save}: cannot write {e.filename}: {e.strerror}", FAILED) from None
     # wall-time budgets depend on what else the machine ran: say how busy it was
-    jobs = f"{args.jobs} jobs"
-    load = f"machine_load: {machine_load(load_before, time.monotonic() - start, jobs)}"
+    load = f"machine_load: {machine_load(load_before, time.monotonic() - start, f'{args.jobs} jobs')}"
     if args.json:
         print(load, file=sys.stderr)
         if isinstance(res, Comparison):

@@ -332,12 +332,15 @@ class ArenaResult:
     match_win_ci: tuple[float, float]
     ms_per_move: tuple[float, float]
 
-    def lines(self) -> list[str]:
+    def margin_line(self) -> str:
         lo, hi = self.margin_ci
+        return f"margin: {self.margin:+.3f} points/hand (95% CI {lo:+.3f} .. {hi:+.3f})"
+
+    def lines(self) -> list[str]:
         mlo, mhi = self.match_win_ci
         return [
             f"arena: {self.a} vs {self.b}, {self.pairs} duplicate pairs, {self.hands} hands",
-            f"margin: {self.margin:+.3f} points/hand (95% CI {lo:+.3f} .. {hi:+.3f})",
+            self.margin_line(),
             f"hand_win: {100 * self.hand_win:.1f} % (ties {100 * self.hand_ties:.1f} %)",
             f"match_win: {100 * self.match_win:.1f} % (95% CI {100 * mlo:.1f} .. {100 * mhi:.1f})",
             f"time_per_move: {self.a} {self.ms_per_move[0]:.2f} ms, {self.b} {self.ms_per_move[1]:.2f} ms",
@@ -463,15 +466,17 @@ class Comparison:
     match_win_diff: float       # A's share of matches won less B's
     match_win_diff_ci: tuple[float, float]
 
-    def lines(self) -> list[str]:
+    def margin_line(self) -> str:
         lo, hi = self.margin_diff_ci
+        return (f"margin_diff: {self.margin_diff:+.3f} points/hand (95% CI {lo:+.3f} .. {hi:+.3f}), "
+                f"{self.a.a} less {self.b.a}, paired by deal")
+
+    def lines(self) -> list[str]:
         mlo, mhi = self.match_win_diff_ci
         out = [f"against {self.a.b}, {self.a.pairs} duplicate pairs each, the same deals:"]
         for res in (self.a, self.b):
-            rlo, rhi = res.margin_ci
-            out.append(f"  {res.a}: {res.margin:+.3f} points/hand (95% CI {rlo:+.3f} .. {rhi:+.3f})")
-        out.append(f"margin_diff: {self.margin_diff:+.3f} points/hand (95% CI {lo:+.3f} .. {hi:+.3f}), "
-                   f"{self.a.a} less {self.b.a}, paired by deal")
+            out.append(f"  {res.a}: {res.margin_line().removeprefix('margin: ')}")
+        out.append(self.margin_line())
         out.append(f"match_win_diff: {100 * self.match_win_diff:+.1f} % (95% CI {100 * mlo:+.1f} .. {100 * mhi:+.1f})")
         return out
 
