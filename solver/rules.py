@@ -148,6 +148,11 @@ class Rules:
     def replace(self, **options: Any) -> Rules:
         return dataclasses.replace(self, **options)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the switches alone: `core` (once cached) holds a C struct, which does not pickle; it is
+        # built again where the rules are unpickled (a worker process of the arena, of the batch)
+        return {k: v for k, v in self.__dict__.items() if k != "core"}
+
     @cached_property
     def core(self) -> _core.CoreRules:
         m = self.matta_card

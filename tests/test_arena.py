@@ -1,6 +1,8 @@
 """The arena: duplicate matches between engines."""
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from cirulla.solver import CirullaError, HandEnd, Match, Rules, StateError, record
@@ -149,12 +151,27 @@ def test_a_comparison_is_the_two_runs_paired_deal_by_deal():
     assert c.margin_diff == pytest.approx(c.a.margin - c.b.margin) and c.margin_diff < 0
     lo, hi = c.margin_diff_ci
     assert lo < c.margin_diff < hi < 0
+    pooled = compare("random", "greedy", "greedy", rules=rules, pairs=20, seed=4, jobs=2)   # A's, B's pairs interleaved
+    assert (pooled.margin_diff, pooled.margin_diff_ci, pooled.a.margin, pooled.b.margin) == \
+        (c.margin_diff, c.margin_diff_ci, c.a.margin, c.b.margin)
     alike = compare("greedy", "greedy", "random", rules=rules, pairs=20, seed=4)
     assert alike.margin_diff == 0 and alike.margin_diff_ci == (0, 0) and alike.match_win_diff_ci == (0, 0)
     run_lo, run_hi = alike.a.margin_ci
     assert run_hi - run_lo > 1
     with pytest.raises(StateError, match="compare: pairs must be positive"):
         compare("greedy", "greedy", "random", pairs=0)
+
+
+def test_rules_used_in_this_process_still_go_to_the_worker_processes():
+    """Rules pickled their cached core rules (`Rules.core`, a C struct that does
+    not pickle): an arena of 2 jobs on Rules that an arena of 1 had used ended
+    in a TypeError."""
+    rules = Rules(hands=1)
+    one = arena("greedy", "random", rules=rules, pairs=4, seed=9)
+    two = arena("greedy", "random", rules=rules, pairs=4, seed=9, jobs=2)
+    assert (one.margin, one.margin_ci) == (two.margin, two.margin_ci)
+    again = pickle.loads(pickle.dumps(rules))
+    assert again == rules and again.core.n_sides == rules.core.n_sides == 2
 
 
 def test_two_sides_only():
