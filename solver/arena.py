@@ -318,6 +318,11 @@ def play_pair(a: EngineSpec, b: EngineSpec, rules: Rules, seed: int, save: Path 
     return play_game(a, b, rules, seed, 0, save, players), play_game(a, b, rules, seed, 1, save, players)
 
 
+def _points(value: float, ci: tuple[float, float]) -> str:
+    """A margin per hand with its 95% interval, as the arena's lines print it."""
+    return f"{value:+.3f} points/hand (95% CI {ci[0]:+.3f} .. {ci[1]:+.3f})"
+
+
 @dataclass(frozen=True)
 class ArenaResult:
     a: str
@@ -333,8 +338,7 @@ class ArenaResult:
     ms_per_move: tuple[float, float]
 
     def margin_line(self) -> str:
-        lo, hi = self.margin_ci
-        return f"margin: {self.margin:+.3f} points/hand (95% CI {lo:+.3f} .. {hi:+.3f})"
+        return f"margin: {_points(self.margin, self.margin_ci)}"
 
     def lines(self) -> list[str]:
         mlo, mhi = self.match_win_ci
@@ -467,15 +471,14 @@ class Comparison:
     match_win_diff_ci: tuple[float, float]
 
     def margin_line(self) -> str:
-        lo, hi = self.margin_diff_ci
-        return (f"margin_diff: {self.margin_diff:+.3f} points/hand (95% CI {lo:+.3f} .. {hi:+.3f}), "
+        return (f"margin_diff: {_points(self.margin_diff, self.margin_diff_ci)}, "
                 f"{self.a.a} less {self.b.a}, paired by deal")
 
     def lines(self) -> list[str]:
         mlo, mhi = self.match_win_diff_ci
         out = [f"against {self.a.b}, {self.a.pairs} duplicate pairs each, the same deals:"]
         for res in (self.a, self.b):
-            out.append(f"  {res.a}: {res.margin_line().removeprefix('margin: ')}")
+            out.append(f"  {res.a}: {_points(res.margin, res.margin_ci)}")
         out.append(self.margin_line())
         out.append(f"match_win_diff: {100 * self.match_win_diff:+.1f} % (95% CI {100 * mlo:+.1f} .. {100 * mhi:+.1f})")
         return out
