@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from cirulla.solver import analysis, record
 from cirulla.solver.analysis import Decision, Summary
-from cirulla.solver.i18n import Translations
+from cirulla.solver.i18n import Translations, whole
 from cirulla.solver.match import Match
 
 from . import render, translator_for
@@ -108,7 +108,7 @@ def show(match: Match, decisions: list[Decision], summary: Summary, console: Con
     console.print(_("[bold]Analysis[/] of %(rules)s, %(players)s players: %(score)s (%(result)s). %(decisions)s "
                     "decisions, %(iterations)s iterations per search, %(seconds)s s.")
                   % {"rules": match.rules.name, "players": match.rules.players, "score": score, "result": result,
-                     "decisions": summary.decisions, "iterations": f"{summary.iterations:,}",
+                     "decisions": summary.decisions, "iterations": whole(summary.iterations, tr),
                      "seconds": f"{summary.elapsed_ms / 1000:.1f}"})
     console.print(render.players_table(summary, tr))
     if summary.sides:

@@ -55,7 +55,7 @@ from cirulla.solver import analysis, record
 from cirulla.solver.analysis import Summary
 from cirulla.solver.bounds import require_in_bounds
 from cirulla.solver.errors import CirullaError
-from cirulla.solver.i18n import N_, Translations
+from cirulla.solver.i18n import N_, Translations, whole
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import game_pb2 as pb
 
@@ -292,7 +292,7 @@ class Totals:
 
     def budget(self, tr: Translations) -> str:
         return tr.gettext("%(iterations)s iterations per search") % {
-            "iterations": ", ".join(f"{n:,}" for n in sorted(self.iterations))}
+            "iterations": ", ".join(whole(n, tr) for n in sorted(self.iterations))}
 
     def table(self, title: str, tr: Translations) -> Table:
         _ = tr.gettext

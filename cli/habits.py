@@ -55,7 +55,7 @@ from cirulla.v1 import game_pb2 as pb
 
 from . import Subcommands, add_lang_argument, translator_for
 from .remote import FAILED, NO_FILE, OK, USAGE, CliError
-from .render import GRADE_WORDS, grade_count
+from .render import GRADE_WORDS, grade_count, move_text
 from .report import CardView, card_view, environment
 
 # display order and words; the keys are cirulla.v1's enum value names without their prefix, lower case
@@ -575,9 +575,9 @@ def run(args: argparse.Namespace) -> int:
             out.print("  " + _("game %(game)s (%(source)s), decision %(decision)s, hand %(hand)s round %(round)s: "
                                "played %(played)s, best %(best)s (%(grade)s, %(cost)s points)")
                       % {"game": e.game, "source": escape(e.source), "decision": e.number + 1, "hand": e.hand + 1,
-                         "round": e.round + 1, "played": escape(e.played.text), "best": escape(e.best.text),
+                         "round": e.round + 1, "played": move_text(e.played.text), "best": move_text(e.best.text),
                          "grade": _(GRADE_WORDS[e.grade]), "cost": f"{e.severity:.2f}"}
-                      + (f". {escape(reason)}" if reason else ""), soft_wrap=True)
+                      + (f". {move_text(escape(reason))}" if reason else ""), soft_wrap=True)
     unclassified = sum(h.unclassified for h in report.ordered(only))
     if unclassified:
         err.print(f"note: {unclassified} errors had no kind (analyses from before kinds were recorded): "

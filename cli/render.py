@@ -7,13 +7,14 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Group
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from cirulla.solver.cards import RANKS, SUITS, Card, ordered
 from cirulla.solver.events import CATEGORIES, HandEnd
-from cirulla.solver.i18n import N_, Translations, translator
+from cirulla.solver.i18n import N_, Translations, translator, whole
 from cirulla.solver.moves import Move
 from cirulla.v1 import engine_service_pb2 as epb
 
@@ -68,6 +69,14 @@ def move_text(text: str, matta: Card | None = None) -> str:
     return _CARD.sub(one, text.replace(" x ", " × "))
 
 
+def prose(text: str, matta: Card | None = None) -> Text:
+    """A reason as a player reads it: its card codes ("3C x 4S JS takes 4S
+    JS", R-CODE, as the service sends them) drawn as cards, with suit symbols
+    in their colours, as the tables and the pages draw them (an Italian
+    reader would take the C of 3C for cuori); the rest as it is."""
+    return Text.from_markup(move_text(escape(text), matta))
+
+
 def grade_count(grade: str, count: int, tr: Translations) -> str:
     """A grade as a count of them names it: "1 blunder", "2 blunders" (without the number)."""
     if grade == "inaccuracy":
@@ -106,13 +115,14 @@ def hint_table(hint: epb.Hint, *, title: str = "", limit: int | None = None,
     """A cirulla.v1.Hint: every move ranked with the search's figures. With
     `numbers` (move text -> its number in the menu) the # column shows the
     number to type, else the rank."""
-    _ = (tr or translator()).gettext
+    tr = tr or translator()
+    _ = tr.gettext
     stats = hint.stats
     by_win = hint.ranked_by == epb.RANKED_BY_WIN_CHANCE
     method = epb.SearchMethod.Name(stats.method).removeprefix("SEARCH_METHOD_").lower()
     caption = ((_("%(method)s, %(playouts)s playouts, %(ms)s ms; ranked by the chance of winning the match") if by_win
                 else _("%(method)s, %(playouts)s playouts, %(ms)s ms; ranked by expected points"))
-               % {"method": method, "playouts": f"{stats.iterations:,}", "ms": f"{stats.elapsed_ms:.0f}"}
+               % {"method": method, "playouts": whole(stats.iterations, tr), "ms": f"{stats.elapsed_ms:.0f}"}
                + (" " + styled("yellow", _("(cut short)")) if hint.cut_short else ""))
     t = Table(title=title or None, caption=caption, caption_justify="left")
     t.add_column("#", justify="right")
@@ -131,7 +141,7 @@ def hint_table(hint: epb.Hint, *, title: str = "", limit: int | None = None,
                styled("dim", _("best")) if i == 1 else f"{m.diff_to_best:+.2f} ± {m.diff_to_best_stderr:.2f}"]
         if has_win:
             row.append(f"{100 * m.win_chance:.1f} %" if m.HasField("win_chance") else "")
-        row += [f"{100 * m.scopa_risk:.0f} %", f"{m.samples:,}"]
+        row += [f"{100 * m.scopa_risk:.0f} %", whole(m.samples, tr)]
         t.add_row(*row, style="bold" if i == 1 else None)
     return t
 
@@ -149,7 +159,7 @@ def hint(hint: epb.Hint, *, title: str = "", limit: int | None = None, numbers: 
     for i, m in enumerate(moves, 1):
         if m.reason:
             why.add_row("" if why.row_count else _("why"), str(numbers.get(m.move.text, "") if numbers else i),
-                        Text(m.reason))
+                        prose(m.reason))
     table = hint_table(hint, title=title, limit=limit, numbers=numbers, tr=tr)
     return Group(table, why) if why.row_count else Group(table)
 
@@ -312,7 +322,7 @@ def position(d: Decision, names: Sequence[str], side_names: Sequence[str], matta
         g.add_row(_("best"), move_text(str(d.best), matta) + "  "
                   + styled("dim", risk % {"risk": f"{100 * d.best_scopa_risk:.0f} %"}) + "  " + lost)
     if d.judgement:
-        g.add_row(_("why"), Text(explain(d, tr)))
+        g.add_row(_("why"), prose(explain(d, tr), matta))
     title = (_("#%(number)s · hand %(hand)s, round %(round)s · %(player)s")
              % {"number": d.number + 1, "hand": d.hand + 1, "round": d.round + 1, "player": names[d.seat]}
              + (" · " + judgement(d.judgement, d.forced, tr) if d.judgement or d.forced else ""))

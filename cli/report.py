@@ -29,7 +29,7 @@ from cirulla.solver import analysis
 from cirulla.solver.analysis import Decision, JudgedBy, PointKind, Summary, TimelinePoint
 from cirulla.solver.cards import RANKS, SUIT_SYMBOLS, SUITS, Card, ordered
 from cirulla.solver.events import CATEGORIES, Deal, HandEnd
-from cirulla.solver.i18n import N_, Translations, language_of, translator
+from cirulla.solver.i18n import N_, Translations, language_of, translator, whole
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
 
@@ -550,7 +550,7 @@ def page_data(match: Match, decisions: Sequence[Decision], summary: Summary,
         "footer": {"thresholds": th, "significance": f"{analysis.SIGNIFICANCE:g}",
                    "half": f"{analysis.HALF_ACCURACY:g}",
                    "worth": None if summary.point_worth is None else f"{100 * summary.point_worth:.1f}%",
-                   "decisions": summary.decisions, "iterations": f"{summary.iterations:,}", "seed": summary.seed,
+                   "decisions": summary.decisions, "iterations": whole(summary.iterations, tr), "seed": summary.seed,
                    "seconds": f"{summary.elapsed_ms / 1000:.1f}"},
     }
 

@@ -26,7 +26,9 @@ Never call _() inside an f-string: Babel does not find it there on Python 3.11.
 The language is chosen per call (a request's BCP 47 tag, a `--lang` flag),
 never process-wide: a server answers each client in its own language.
 Figures keep one format in every language (``+0.25``, ``45%``): the texts are
-built from them and tests find them there.
+built from them and tests find them there. Counts group their thousands as the
+reader's language does (``whole``: 1,998 in English, 1.998 in Italian, where
+1,998 would read as a number just short of 2).
 """
 from __future__ import annotations
 
@@ -38,11 +40,12 @@ from functools import lru_cache
 from pathlib import Path
 
 __all__ = ["LANGUAGES", "DEFAULT_LANGUAGE", "DOMAIN", "LOCALE_DIR", "Translations", "language",
-           "language_from_environment", "language_of", "translator", "N_"]
+           "language_from_environment", "language_of", "translator", "whole", "N_"]
 
 LANGUAGES = ("en", "it")            # the catalogs shipped; the messages in the code are English
 DEFAULT_LANGUAGE = "en"
 DOMAIN = "cirulla"
+THOUSANDS = {"en": ",", "it": "."}  # a count's thousands separator, by language (CLDR's)
 LOCALE_DIR = Path(__file__).with_name("locale")
 
 Translations = gettext.NullTranslations     # gettext, ngettext, pgettext, npgettext
@@ -109,3 +112,9 @@ def translator(tag: str | None = None) -> Translations:
 def language_of(tr: Translations) -> str:
     """The language of a translator's catalog ("it"): its header's Language."""
     return tr.info().get("language", DEFAULT_LANGUAGE)
+
+
+def whole(n: int, tr: Translations) -> str:
+    """A count (playouts, iterations) with its thousands grouped as the reader's
+    language groups them: 12,000 in English, 12.000 in Italian."""
+    return f"{n:,}".replace(",", THOUSANDS.get(language_of(tr), ","))

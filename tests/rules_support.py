@@ -8,6 +8,7 @@ through the public API (legal_moves, play, events) from there on.
 from __future__ import annotations
 
 import random
+import re
 
 from cirulla.solver import CATEGORIES, DECK, Card, Deal, HandEnd, Match, Move, Rules, Turn, _core
 from cirulla.solver.cards import mask_of, parse_cards
@@ -212,3 +213,14 @@ def hands_of(match: Match) -> list[list]:
             out.append(cur)
             cur = []
     return out
+
+
+def drawn(text: str, matta: Card | None = None) -> str:
+    """A text as the terminal draws it for a player (cli.render.prose): its card
+    codes as cards with suit symbols (the matta starred), " x " as " × ", its
+    whitespace single spaces."""
+    def one(m: re.Match) -> str:
+        c = Card.parse(m.group(0))
+        return c.symbol + ("*" if c == matta else "")
+    text = re.sub(r"\b[A2-7JQK][DHCS](?![A-Za-z])", one, text)
+    return " ".join(text.replace(" x ", " × ").split())

@@ -28,6 +28,7 @@ from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import arena_pb2, game_pb2
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1.embedded_engine_pb2 import Failure
+from rules_support import drawn
 
 CLI = [sys.executable, "-m", "cirulla.cli.main"]
 ENV = {**os.environ, "NO_COLOR": "1"}
@@ -43,6 +44,7 @@ def cli(capsys, *args) -> tuple[int, str, str]:
     code = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return code, out, err
+
 
 
 @pytest.fixture(scope="module")
@@ -135,6 +137,21 @@ def test_hint_on_a_record_at_an_event(capsys, game):
     assert sorted(x.move.text for x in answer.hint.moves) == sorted(str(x) for x in at.legal_moves)
     code, out, _ = cli(capsys, "hint", game, "--event", event, "--iterations", 2000)
     assert code == 0 and f"Seat {answer.view.seat} to move before event {event}" in out and "scopa risk" in out
+
+
+def test_a_hints_reasons_draw_their_cards_in_the_readers_terms(capsys):
+    """The service's reasons name cards by code (3C x 4S JS); in the terminal
+    they are drawn as cards (3♣ × 4♠ J♠), as the table draws them: an Italian
+    reader would take the C of 3C for cuori (hearts)."""
+    view = Path(__file__).parents[1] / "examples" / "view.json"
+    code, out, _ = cli(capsys, "hint", "--view", view, "--iterations", 2000, "--lang", "it", "--json")
+    assert code == 0
+    reasons = [m["reason"] for m in json.loads(out)["hint"]["moves"] if m.get("reason")]
+    assert reasons and all(re.search(r"\b[A2-7JQK][DHCS]\b", r) for r in reasons)     # the wire keeps codes
+    code, out, _ = cli(capsys, "hint", "--view", view, "--iterations", 2000, "--lang", "it")
+    why = " ".join(out[out.index("perché"):].split())
+    assert code == 0 and all(drawn(r).split()[0] in why for r in reasons)
+    assert not re.search(r"\b[A2-7JQK][DHCS]\b", why), why
 
 
 def test_hint_defaults_to_the_last_decision_and_checks_the_seat(capsys, game):
@@ -245,7 +262,7 @@ def test_analyze_shows_each_errors_position_and_why(capsys, tmp_path):
     flat = " ".join(panels.replace("│", " ").split())
     for d in errors:
         assert f"#{d.number + 1} · hand {d.hand + 1}, round {d.round + 1}" in flat
-        assert " ".join(d.reason.split()) in flat
+        assert drawn(d.reason, match.rules.matta_card) in flat
     one = flat[flat.index(f"#{blunder.number + 1} · hand"):]
     cards = lambda cs: " ".join(c.symbol for c in sorted(cs, key=lambda c: (c.rank, c.suit)))   # noqa: E731
     assert one.index("table " + cards(blunder.position.table)) < one.index("hand " + cards(blunder.position.hand))

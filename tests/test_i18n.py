@@ -34,7 +34,7 @@ from cirulla.cli.main import main
 from cirulla.cli.report import html_report
 from cirulla.solver import Rules, record
 from cirulla.solver.analysis import analyze_all, explain
-from cirulla.solver.i18n import LANGUAGES, LOCALE_DIR, language, language_from_environment, translator
+from cirulla.solver.i18n import LANGUAGES, LOCALE_DIR, language, language_from_environment, translator, whole
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGS = {lang: ROOT / "solver" / "locale" / lang / "LC_MESSAGES" / "cirulla.po" for lang in LANGUAGES}
@@ -85,6 +85,17 @@ def forms(m) -> list[str]:
 
 def translations(m) -> list[str]:
     return list(m.string) if m.pluralizable else [m.string]
+
+
+def test_counts_group_thousands_as_the_readers_language_does(capsys):
+    """1,998 playouts in English; in Italian 1.998 (1,998 reads there as a number just short of 2)."""
+    assert [whole(n, translator("en")) for n in (7, 1_998, 12_000_000)] == ["7", "1,998", "12,000,000"]
+    assert [whole(n, translator("it-IT")) for n in (7, 1_998, 12_000_000)] == ["7", "1.998", "12.000.000"]
+    view = Path(__file__).parents[1] / "examples" / "view.json"
+    for lang, count in (("en", r"\d,\d{3} playouts"), ("it", r"\d\.\d{3} simulazioni")):
+        assert main(["hint", "--view", str(view), "--iterations", "2000", "--lang", lang]) == 0
+        out, _ = capsys.readouterr()
+        assert re.search(count, out), out
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -277,6 +288,10 @@ def test_the_habits_page_and_terminal_in_italian(capsys, tmp_path):
     out, _ = capsys.readouterr()
     assert code == 0
     assert "Abitudini su 6 partite" in out and "Pagina scritta in" in out and "più spesso" in out
+    # the costliest examples name their moves as cards (3♣), never by code (3C: an Italian
+    # reader would take the C for cuori)
+    examples = out[out.index("più spesso"):out.index("Pagina scritta in")]
+    assert re.search("[♦♥♣♠]", examples) and not re.search(r"\b[A2-7JQK][DHCS]\b", examples), examples
     text = page.read_text(encoding="utf-8")
     assert '<html lang="it">' in text and "Precisione nel tempo" in text and "Per tipo di errore" in text
     reasons = re.findall(r'<p class="why">(.*?)</p>', text, re.S)

@@ -29,6 +29,7 @@ from cirulla.solver.players import GreedyPlayer, RandomPlayer
 from cirulla.solver.reasons import MAX_REASONS, REACH, move_words
 from cirulla.solver.search import SearchBudget, search
 from cirulla.v1 import engine_service_pb2 as epb
+from rules_support import drawn
 
 ROOT = Path(__file__).resolve().parent.parent
 POSITIONS = 200
@@ -315,7 +316,7 @@ def test_cirulla_hint_says_why_in_json_and_in_its_table(capsys, english_locale, 
     hint = convert.hint_to_proto(answer, 0, table=example_view().table, tr=translator("en"))
     for m in hint.moves:
         if m.reason:
-            assert m.reason in text                                         # each reason, whole
+            assert drawn(m.reason) in text                                  # each reason, whole, its cards drawn
     code, out, _ = cli(capsys, "hint", "--view", view, "--iterations", 2_000)
     assert "Tocca al posto 1" in out and "perché" in out
 
