@@ -35,6 +35,7 @@ from cirulla.solver.analysis import (
     SideSummary,
     Summary,
     TimelinePoint,
+    explain,
 )
 from cirulla.solver.bounds import FieldType, is_repeated, out_of_bounds
 from cirulla.solver.cards import RANKS, Card
@@ -428,8 +429,12 @@ def stats_to_proto(result: SearchResult, seed: int) -> epb.EngineStats:
 
 # --- analysis -------------------------------------------------------------------------
 
-def decision_to_proto(d: Decision) -> apb.DecisionAnalysis:
+def decision_to_proto(d: Decision, tr: Translations | None = None) -> apb.DecisionAnalysis:
+    """A decision as a DecisionAnalysis, an error's reason in the language of
+    `tr` (English, as the analysis wrote it, by default)."""
     judgement = "forced" if d.forced else d.judgement or "good"
+    if tr is not None and d.reason:
+        d = dataclasses.replace(d, reason=explain(d, tr))
     return to_message(d, apb.DecisionAnalysis, judgement=judgement)
 
 

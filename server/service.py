@@ -262,8 +262,9 @@ class Service:
         problems = Problems()
         problems.check(self.limits.check_budget, request, "")
         match = problems.check(convert.record_from_proto, request.record)
+        tr = problems.check(convert.language_from_proto, request.language)
         problems.raise_any()
-        assert match is not None, "raise_any() raised for a missing one"
+        assert match is not None and tr is not None, "raise_any() raised for a missing one"
         threads = request.threads or min(analysis.DEFAULT_JOBS, c.thread_cap)
         iterations = request.iterations or analysis.DEFAULT_ITERATIONS
         total = analysis.decision_count(match)
@@ -291,7 +292,7 @@ class Service:
                 for item in stream:
                     if isinstance(item, analysis.Decision):
                         done += 1
-                        yield apb.AnalyzeGameResponse(decision=convert.decision_to_proto(item),
+                        yield apb.AnalyzeGameResponse(decision=convert.decision_to_proto(item, tr),
                                                       done=done, total=total)
                     else:
                         yield apb.AnalyzeGameResponse(summary=convert.summary_to_proto(item),

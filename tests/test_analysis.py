@@ -417,6 +417,27 @@ def test_analyze_game_streams_decisions_then_the_summary(service, blunder):
     assert server.service.limits.slots.in_use == 0
 
 
+def test_analyze_game_gives_the_reasons_in_the_requests_language(service, blunder):
+    """An app that shows the errors to Italian players asks for `language: "it"`:
+    the same figures, each error's reason in Italian."""
+    from cirulla.server.convert import decision_to_proto
+    from cirulla.solver.i18n import translator
+    from cirulla.v1 import analysis_service_pb2 as apb
+    _, stub = service
+    match = blunder[0]
+    local, _ = analyze_all(match, iterations=1_000, seed=7)
+    for lang in ("it", "it-IT", "en", "de"):
+        replies = list(stub.AnalyzeGame(apb.AnalyzeGameRequest(record=record.to_proto(match), iterations=1_000,
+                                                               seed=7, language=lang), timeout=60))
+        got = [r.decision for r in replies[:-1]]
+        assert got == [decision_to_proto(d, translator(lang)) for d in local]
+        errors = [(d, g) for d, g in zip(local, got, strict=True) if d.judgement]
+        assert errors and all(g.reason == explain(d, translator(lang)) for d, g in errors)
+        italian = lang.startswith("it")
+        assert all(("la mossa migliore" in g.reason) == italian for _, g in errors), [g.reason for _, g in errors]
+        assert all(g.played_categories == decision_to_proto(d).played_categories for d, g in errors)
+
+
 def test_analyze_game_refuses_bad_records_and_budgets(service, blunder):
     import grpc
 
@@ -429,7 +450,9 @@ def test_analyze_game_refuses_bad_records_and_budgets(service, blunder):
     for request, field in ((apb.AnalyzeGameRequest(record=msg), "record.events[5].turn.move"),
                            (apb.AnalyzeGameRequest(record=record.to_proto(blunder[0]), iterations=10**9),
                             "iterations"),
-                           (apb.AnalyzeGameRequest(record=record.to_proto(blunder[0]), threads=3), "threads")):
+                           (apb.AnalyzeGameRequest(record=record.to_proto(blunder[0]), threads=3), "threads"),
+                           (apb.AnalyzeGameRequest(record=record.to_proto(blunder[0]), language="it_IT"),
+                            "language")):
         code, violations, _ = failure(lambda r: list(stub.AnalyzeGame(r, timeout=30)), request)
         assert code == grpc.StatusCode.INVALID_ARGUMENT and violations[0][0] == field
 
