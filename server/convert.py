@@ -41,7 +41,7 @@ from cirulla.solver.bounds import FieldType, is_repeated, out_of_bounds
 from cirulla.solver.cards import RANKS, Card
 from cirulla.solver.errors import CirullaError, ViewError
 from cirulla.solver.events import CATEGORIES, Deal, Event, HandEnd, SideScore, Turn
-from cirulla.solver.i18n import Translations, translator
+from cirulla.solver.i18n import LANGUAGES, Translations, translator
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
 from cirulla.solver.players import RATINGS, Level
@@ -542,4 +542,5 @@ def engine_info_to_proto(*, version: str, config: ServerConfig,
         max_concurrent_searches=config.max_concurrent_searches,
         max_message_bytes=config.max_message_bytes,
         default_budget=epb.Budget(iterations=DEFAULT_BUDGET.iterations or 0, time_ms=config.default_budget_ms),
-        stopping_rule=to_message(DEFAULT_BUDGET.stopping, epb.StoppingRule))
+        stopping_rule=to_message(DEFAULT_BUDGET.stopping, epb.StoppingRule),
+        languages=list(LANGUAGES))

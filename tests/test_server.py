@@ -87,6 +87,7 @@ def test_engine_info(api, server):
     assert epb.STRENGTH_BEGINNER in info.strengths and epb.STRENGTH_FULL in info.strengths
     assert (info.max_time_ms, info.max_threads, info.default_time_ms, info.max_concurrent_searches) == \
         (3_000, 2, 100, 8)
+    assert list(info.languages) == ["en", "it"]         # what a request's language may ask for
 
 
 # --- RulesService ---
