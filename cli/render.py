@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from cirulla.solver.cards import RANKS, SUITS, Card, ordered
+from cirulla.solver.cards import CARD_CODE, RANKS, Card, ordered
 from cirulla.solver.events import CATEGORIES, HandEnd
 from cirulla.solver.i18n import N_, Translations, translator, whole
 from cirulla.solver.moves import Move
@@ -22,7 +22,6 @@ if TYPE_CHECKING:                   # (`cirulla play` draws without loading the 
     from cirulla.solver.analysis import Decision, Summary
 
 _STYLE = ("bold red", "red", "bold", "bold")        # D H C S: red suits red
-_CARD = re.compile(rf"\b([{RANKS}])([{SUITS}])(?![A-Za-z])")
 JUDGEMENT_STYLE = {"inaccuracy": "yellow", "mistake": "dark_orange", "blunder": "bold red"}
 GRADE_WORDS = {"inaccuracy": N_("inaccuracy"), "mistake": N_("mistake"), "blunder": N_("blunder")}
 ERROR_KIND_WORDS = {"gave_scopa": N_("gave a scopa"), "missed_capture": N_("missed a capture"),
@@ -66,7 +65,7 @@ def move_text(text: str, matta: Card | None = None) -> str:
     """A move's text form ("7C x 2C 5S") with suit symbols and colour."""
     def one(m: re.Match[str]) -> str:
         return card(Card.parse(m.group(0)), matta)
-    return _CARD.sub(one, text.replace(" x ", " × "))
+    return CARD_CODE.sub(one, text.replace(" x ", " × "))
 
 
 def prose(text: str, matta: Card | None = None) -> Text:

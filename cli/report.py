@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from cirulla.solver import analysis
 from cirulla.solver.analysis import Decision, JudgedBy, PointKind, Summary, TimelinePoint
-from cirulla.solver.cards import RANKS, SUIT_SYMBOLS, SUITS, Card, ordered
+from cirulla.solver.cards import CARD_CODE, RANKS, SUIT_SYMBOLS, Card, ordered
 from cirulla.solver.events import CATEGORIES, Deal, HandEnd
 from cirulla.solver.i18n import N_, Translations, language_of, translator, whole
 from cirulla.solver.match import Match
@@ -83,7 +83,6 @@ def environment(tr: Translations | None = None) -> Environment:
     return env
 
 
-_CARD_CODE = re.compile(rf"\b([{RANKS}])([{SUITS}])(?![A-Za-z])")
 
 
 def card_text(text: str) -> Any:
@@ -94,7 +93,7 @@ def card_text(text: str) -> Any:
     def one(m: re.Match[str]) -> str:
         c = Card.parse(m.group(0))
         return f'<span class="c{" r" if c.suit < 2 else ""}">{RANKS[c.rank]}{SUIT_SYMBOLS[c.suit]}</span>'
-    return Markup(_CARD_CODE.sub(one, str(escape(text)).replace(" x ", " × ")))
+    return Markup(CARD_CODE.sub(one, str(escape(text)).replace(" x ", " × ")))
 
 
 # --- numbers, cards and moves as plain data -----------------------------------------------

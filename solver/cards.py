@@ -1,6 +1,7 @@
 """Cards and their text form (R-CODE, R-VALUE, R-PRIM)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 from .errors import InvalidCardError
@@ -10,6 +11,9 @@ SUITS = "DHCS"                      # R-SUITS: diamonds, hearts, clubs, spades
 SUIT_SYMBOLS = "♦♥♣♠"
 SUIT_NAMES = ("diamonds", "hearts", "clubs", "spades")
 PRIMIERA = (16, 12, 13, 14, 15, 18, 21, 10, 10, 10)   # R-PRIM by rank
+# a card's code in running text (a move's text form, a reason: "7C x 2C 5S"), for
+# the pages and the terminal to draw it as a card
+CARD_CODE = re.compile(rf"\b([{RANKS}])([{SUITS}])(?![A-Za-z])")
 
 
 class Card:
