@@ -83,8 +83,6 @@ def environment(tr: Translations | None = None) -> Environment:
     return env
 
 
-
-
 def card_text(text: str) -> Any:
     """Text with its card codes (7D) as suit symbols, red suits red: escaped
     HTML, safe to insert."""
