@@ -1,6 +1,7 @@
 """Cards and their text form (R-CODE, R-VALUE, R-PRIM)."""
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 
@@ -139,7 +140,12 @@ def mask_of(cards: Iterable[Card]) -> int:
 
 def cards_of(mask: int) -> list[Card]:
     """The cards of a core mask in canonical order."""
-    return ordered(DECK[i] for i in _bits(mask))
+    return list(_cards_in(mask))
+
+
+@functools.lru_cache(maxsize=8192)          # the same hands and tables, read again at every replay of a record
+def _cards_in(mask: int) -> tuple[Card, ...]:
+    return tuple(ordered(DECK[i] for i in _bits(mask)))
 
 
 def _bits(mask: int) -> Iterator[int]:

@@ -1,6 +1,7 @@
 """Moves and their text form: `7C x 2C 5S`, `7C`, `declare 2S 5C 7H=A` (R-MOVE)."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -58,6 +59,11 @@ class Move:
         """Parse a move's text form; raises InvalidMoveError saying what is wrong."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidMoveError(f"a move is text like '7C x 2C 5S', got {text!r}")
+        return cls._parsed(text, matta)
+
+    @classmethod
+    @functools.lru_cache(maxsize=4096)      # a record's moves are read again and again (each view replays them)
+    def _parsed(cls, text: str, matta: Card | None) -> Move:
         words = text.strip()
         try:
             if words.lower().startswith("declare"):
@@ -149,6 +155,7 @@ class Move:
         return cls.from_core(moves[core.greedy_choice(moves)], matta)
 
     @classmethod
+    @functools.lru_cache(maxsize=8192)      # a position's legal moves, made again at every replay of it
     def from_core(cls, t: CoreMove, matta: Card | None) -> Move:
         card, take, take2, rank, points = t
         if card >= 0:

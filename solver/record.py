@@ -8,6 +8,7 @@ server's wire layer (cirulla.server.convert) builds on it.
 """
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -88,12 +89,20 @@ def rules_from_proto(msg: pb.Rules) -> Rules:
 # --- moves and events ---
 
 def move_to_proto(move: Move) -> pb.Move:
+    msg = pb.Move()
+    msg.CopyFrom(_move_message(move, move.points))      # a copy: the caller may change it
+    return msg
+
+
+@functools.lru_cache(maxsize=4096)      # a record's moves, written again in every answer about it
+def _move_message(move: Move, points: int) -> pb.Move:
+    """`points` beside the move: equal moves may differ in it (a declaration's, not compared)."""
     return pb.Move(card=str(move.card) if move.card else "",
                    captured=[str(c) for c in ordered(move.captured)],
                    declared=[str(c) for c in ordered(move.declared)],
                    declared_second=[str(c) for c in ordered(move.declared_second)],
                    matta_as="" if move.matta_as is None else RANKS[move.matta_as],
-                   points=move.points, text=str(move))
+                   points=points, text=str(move))
 
 
 def move_from_proto(msg: pb.Move, matta: Card | None) -> Move:

@@ -141,7 +141,7 @@ class Rules:
         """Cards each player gets in round rnd (0-based) of a hand."""
         return self.core.round_cards(rnd)
 
-    @property
+    @cached_property                    # read at every move of a replay
     def matta_card(self) -> Card | None:
         return None if self.matta is Matta.NONE else Card.parse(self.matta)
 

@@ -258,3 +258,22 @@ def test_there_are_schema_1_records_of_every_kind():
     texts = [p.read_text() for p in SCHEMA1]
     assert any('"winner": -1' in t for t in texts) and any('"leftoverSide": -1' in t for t in texts)
     assert {m for t in texts for m in ('"7H"', '"QH"', '"none"') if m in t} == {'"7H"', '"QH"', '"none"'}
+
+
+def test_what_the_readers_memos_give_back_is_the_callers_own():
+    """The conversions a replay repeats keep memos (cards_of, Move.from_core,
+    Move.parse, move_to_proto): what one caller changes never reaches the next."""
+    from cirulla.solver.cards import cards_of
+    from cirulla.solver.moves import Move
+    mask = (1 << 3) | (1 << 17)
+    first = cards_of(mask)
+    first.clear()
+    assert len(cards_of(mask)) == 2
+    move = Move.parse("7C x 2C 5S")
+    msg = record.move_to_proto(move)
+    msg.text, msg.captured[:] = "changed", []
+    again = record.move_to_proto(move)
+    assert again.text == "7C x 2C 5S" and list(again.captured) == ["2C", "5S"]
+    declared = Move.parse("declare 2S 5C 7H=A")
+    assert record.move_to_proto(declared).matta_as == "A"
+    assert Move.parse(" 7C x 2C 5S ") == move and Move.parse("7C x 2C 5S") is Move.parse("7C x 2C 5S")
