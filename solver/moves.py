@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ._core import CoreMove, CoreState
 
 SEVEN_OF_HEARTS = Card.parse("7H")          # the usual matta (R-MATTA)
+MEMO_TEXT = 80                              # the longest move text Move.parse remembers
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,17 @@ class Move:
         """Parse a move's text form; raises InvalidMoveError saying what is wrong."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidMoveError(f"a move is text like '7C x 2C 5S', got {text!r}")
-        return cls._parsed(text, matta)
+        # a record's moves are read again and again (each view replays them): a
+        # memo of the texts, the short ones a move has (not a client's long strings)
+        return cls._remembered(text, matta) if len(text) <= MEMO_TEXT else cls._read(text, matta)
 
     @classmethod
-    @functools.lru_cache(maxsize=4096)      # a record's moves are read again and again (each view replays them)
-    def _parsed(cls, text: str, matta: Card | None) -> Move:
+    @functools.lru_cache(maxsize=4096)
+    def _remembered(cls, text: str, matta: Card | None) -> Move:
+        return cls._read(text, matta)
+
+    @classmethod
+    def _read(cls, text: str, matta: Card | None) -> Move:
         words = text.strip()
         try:
             if words.lower().startswith("declare"):

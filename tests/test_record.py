@@ -277,3 +277,5 @@ def test_what_the_readers_memos_give_back_is_the_callers_own():
     declared = Move.parse("declare 2S 5C 7H=A")
     assert record.move_to_proto(declared).matta_as == "A"
     assert Move.parse(" 7C x 2C 5S ") == move and Move.parse("7C x 2C 5S") is Move.parse("7C x 2C 5S")
+    long = "7C x 2C 5S" + " " * 200                  # a client's long string: read, not remembered
+    assert Move.parse(long) == move and Move.parse(long) is not Move.parse(long)
