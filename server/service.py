@@ -233,6 +233,14 @@ class Service:
 
     @_door
     def get_engine_info(self, request: epb.GetEngineInfoRequest, call: Call) -> epb.GetEngineInfoResponse:
+        info = epb.GetEngineInfoResponse()
+        info.CopyFrom(self._engine_info)        # the caller's own copy
+        return info
+
+    @functools.cached_property
+    def _engine_info(self) -> epb.GetEngineInfoResponse:
+        """What GetEngineInfo answers, the same for the server's life: built
+        once (reading the installed version's metadata took most of a call)."""
         return convert.engine_info_to_proto(version=version(), config=self.config, strengths=list(STRENGTHS.items()))
 
     # --- RulesService ---
