@@ -404,6 +404,32 @@ def test_the_status_of_a_bad_request_is_bounded():
     assert one.message == "budget.time_ms: -5 is out of range 0..10000 (JSON: budget.timeMs)"
 
 
+@pytest.mark.parametrize("message", [
+    "a" * 1024,                     # fits to the byte: kept whole
+    "a" * 1025,
+    "a" * 1022 + "%",               # '%' takes three bytes: 1025
+    "%" * 341 + "a",                # 1024: kept whole
+    "a" * 1000 + "\x7f" + "b" * 30,  # DEL is not printable: three bytes
+    "retry later; " * 100,
+    "è" * 200,
+    "a" * 1019 + "é",               # six bytes
+])
+def test_a_status_message_is_cut_where_its_grpc_message_passes_the_limit(message):
+    """A message keeps every character that fits in 1024 bytes of grpc-message
+    with room for the ellipsis, and only then is cut (the common printable
+    ASCII ones checked without walking their characters)."""
+    from cirulla.server.errors import ELLIPSIS, MAX_MESSAGE_BYTES, clip_message
+
+    clipped = clip_message(message)
+    if encoded_size(message) <= MAX_MESSAGE_BYTES:
+        assert clipped == message
+    else:
+        kept = clipped.removesuffix(ELLIPSIS)
+        assert clipped.endswith(ELLIPSIS) and message.startswith(kept)
+        assert encoded_size(clipped) <= MAX_MESSAGE_BYTES
+        assert encoded_size(message[:len(kept) + 1] + ELLIPSIS) > MAX_MESSAGE_BYTES   # the longest that fits
+
+
 def test_the_json_name_of_a_field_comes_once_and_within_bounds():
     """A violation gathered into another request's keeps one JSON name; a long
     problem is clipped before it, never the name; the engine's Failure says the same."""
