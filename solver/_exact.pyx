@@ -1796,7 +1796,7 @@ cdef long seat_worlds(const Solve* X, int part, int parts, double deadline) noex
                 c = 1
         if c:
             continue
-        exact_world(X, &w, play_likelihood(k, r, &w))
+        exact_world(X, &w, play_likelihood(k, r, &w, NULL))
         done += 1
     free(ways)
     return done
@@ -1818,9 +1818,10 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     part's share), or -1 if cut short."""
     cdef Know* k = &S.k
     cdef const Rules* r = &S.r
-    cdef State w
-    cdef int opp = 1 - k.observer, n = k.n_unseen, h
+    cdef State w, held
+    cdef int opp = 1 - k.observer, n = k.n_unseen, h, breaks
     cdef int ns = N_CARDS - k.base.stock_pos, first, i, pos, count = 0, index
+    cdef double likelihood
     cdef u64 hm, sm
     cdef u64* holdings
     cdef long done = 0
@@ -1875,6 +1876,16 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
         hm = holdings[index]
         if X.skel != NULL:
             skel_reset(X.skel)                          # (the worlds of this holding share it)
+        # the holding's world but for the stock, and its likelihood (which reads no stock)
+        memcpy(&held, &k.base, sizeof(State))
+        pos = 0
+        for i in range(n):
+            if hm >> i & 1:
+                held.hand[opp] |= bit(k.unseen[i])
+            else:
+                cards[pos] = k.unseen[i]; pos += 1
+        breaks = k.nobuona[opp] and has_buona(k, r, opp, held.hand[opp] | k.played[opp])
+        likelihood = 0.0 if breaks else play_likelihood(k, r, &held, NULL)
         for sm in range((<u64>1) << ns):
             # with a stock, the first receiver (after the dealer) gets the first half
             if ns and popcount(sm) * 2 != ns:
@@ -1884,16 +1895,9 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
             if load_flag(S.stop):
                 free(holdings)
                 return -1
-            memcpy(&w, &k.base, sizeof(State))
-            w.hand[opp] = k.base.hand[opp]
-            pos = 0
-            for i in range(n):
-                if hm >> i & 1:
-                    w.hand[opp] |= bit(k.unseen[i])
-                else:
-                    cards[pos] = k.unseen[i]; pos += 1
-            if k.nobuona[opp] and has_buona(k, r, opp, w.hand[opp] | k.played[opp]):
+            if breaks:
                 continue
+            memcpy(&w, &held, sizeof(State))
             first = w.stock_pos
             for i in range(ns):                         # the first receiver's cards
                 if sm >> i & 1:
@@ -1901,7 +1905,7 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
             for i in range(ns):
                 if not (sm >> i & 1):
                     w.stock[first] = cards[i]; first += 1
-            exact_world(&X, &w, play_likelihood(k, r, &w))
+            exact_world(&X, &w, likelihood)
             done += 1
     free(holdings)
     return done

@@ -126,7 +126,7 @@ cdef void ismcts_iteration(Search* S, Tree* t) noexcept nogil:
     cdef Node* nd
     cdef RootMove* rm
     cdef const Rules* r = &S.r
-    S.rejected += sample_world(&S.k, r, &S.rng, &s)
+    S.rejected += sample_world(&S.k, r, &S.rng, &s, S.memo)
     path[0] = 0
     while s.phase == PH_PLAY and depth < MAX_DEPTH - 1:
         n = gen_moves(&s, r, S.buf, MAX_MOVES)

@@ -76,7 +76,7 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
     cdef int m, n, i, c, node, best, bv, j
     cdef const Rules* r = &S.r
     cdef RootMove* rm
-    S.rejected += sample_world(&S.k, r, &S.rng, &s0)
+    S.rejected += sample_world(&S.k, r, &S.rng, &s0, S.memo)
     wseed = rng_next(&S.rng)
     for m in range(S.n_root):
         rm = &S.roots[m]

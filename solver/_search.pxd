@@ -9,7 +9,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from cirulla.solver._core cimport N_CAT, Move, Rng, Rules
 from cirulla.solver._equity cimport Equity
-from cirulla.solver._worlds cimport Know
+from cirulla.solver._worlds cimport Know, SeatPart
 
 cdef extern from *:
     """
@@ -71,6 +71,7 @@ cdef struct Search:
     Rng rng
     int* stop
     Move* buf                   # scratch moves (see Searcher.__init__ for how many)
+    SeatPart* memo              # the likelihood's seat parts (play_likelihood), or NULL
     int n_root
     RootMove* roots             # the root moves: the same in every world
     Pair* cross                 # [i * n_root + j], in the roots' allocation

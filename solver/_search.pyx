@@ -23,7 +23,7 @@ Where the engine switches (search.py picks the kernel; its docstring says why):
     (`Searcher.paired`) that produces the reported figures.
 """
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from cirulla.solver._core cimport (
     GREEDY, LEARNED, MAX_MOVES, MAX_SEATS, N_CARDS, N_CAT, CoreRules, Move, State, bit, gen_moves, lowest, policy_flags,
@@ -33,8 +33,8 @@ from cirulla.solver._exact cimport XCAP, XDEPTH, Tables, exact_worlds, tables_fr
 from cirulla.solver._ismcts cimport Tree, ismcts_iteration, tree_free, tree_init
 from cirulla.solver._paired cimport paired_world
 from cirulla.solver._worlds cimport (
-    MAX_SEEN_PLAYS, N_TYPES, TYPE_GREEDY, TYPE_LEARNED, TYPE_PROGRAM, SeenPlay, has_buona, read_types,
-    sample_world)
+    MAX_SEEN_PLAYS, N_TYPES, PART_MEMO_BITS, TYPE_GREEDY, TYPE_LEARNED, TYPE_PROGRAM, SeatPart, SeenPlay,
+    has_buona, play_likelihood, read_types, sample_world)
 
 cdef enum:
     CHECK_EVERY = 16        # iterations between looks at the clock and the stop flag (< 1 ms)
@@ -168,6 +168,10 @@ cdef class Searcher:
         S.buf = <Move*>malloc(max(MAX_MOVES, XCAP * XDEPTH) * sizeof(Move))
         if S.buf == NULL:
             raise MemoryError()
+        if S.k.infer_t > 0 and S.k.n_plays and not S.k.fixed:
+            S.memo = <SeatPart*>calloc(1 << PART_MEMO_BITS, sizeof(SeatPart))
+            if S.memo == NULL:
+                raise MemoryError()
         # the root moves: the same in every world (they depend on the observer's
         # own cards and the public state only); their figures and the cross
         # products of every pair in one zeroed allocation
@@ -190,6 +194,7 @@ cdef class Searcher:
         tables_free(&self.tables)
         tree_free(&self.tree)
         free(self.S.buf)
+        free(self.S.memo)
         free(self.S.roots)
         memset(&self.S, 0, sizeof(Search))
 
@@ -277,7 +282,7 @@ cdef class Searcher:
         cdef State s
         cdef u64 left = (<u64>1 << N_CARDS) - 1
         cdef int i, pos = 0
-        self.S.rejected += sample_world(&self.S.k, &self.S.r, &self.S.rng, &s)
+        self.S.rejected += sample_world(&self.S.k, &self.S.r, &self.S.rng, &s, self.S.memo)
         for i in range(s.stock_pos, N_CARDS):
             left &= ~bit(s.stock[i])
         while left and pos < s.stock_pos:
@@ -287,6 +292,19 @@ cdef class Searcher:
 
     def has_buona(self, int seat, u64 holding):
         return bool(has_buona(&self.S.k, &self.S.r, seat, holding))
+
+    def likelihood(self, list hands, bint memo=True):
+        """How well the world of these hands (by seat; the rest as the knowledge
+        has it) explains the other seats' plays this round (play_likelihood),
+        through the search's memo of the seats' parts, or without it (for tests)."""
+        cdef State w
+        cdef int i
+        if len(hands) != self.S.r.n_players:
+            raise ValueError(f"{len(hands)} hands for {self.S.r.n_players} players")
+        memcpy(&w, &self.S.k.base, sizeof(State))
+        for i in range(self.S.r.n_players):
+            w.hand[i] = hands[i]
+        return play_likelihood(&self.S.k, &self.S.r, &w, self.S.memo if memo else NULL)
 
     def stats(self):
         """The counts behind the figures, as plain Python numbers. Safe to call

@@ -40,7 +40,20 @@ cdef struct Know:
     int infer_soft              # 1: a play's likelihood is its probability (0: by its regret)
     int infer_split             # 1: the two softmax kinds keep their prior split, each read on its own scale
 
+cdef enum:
+    PART_MEMO_BITS = 11         # entries of a search's memo of the seats' parts (1 << bits)
+
+cdef struct SeatPart:
+    # one seat's part of play_likelihood for one holding of its: what its card
+    # plays this round say of it, by kind of player (weigh_play's p and b).
+    # It reads no other seat's cards (how many each holds is public), so a
+    # search keeps it (Search.memo) for the next world that deals it the same.
+    u64 key                     # the holding | (seat + 1) << 48; 0: an empty entry
+    int read                    # 0: no play of the seat told anything
+    double p[N_TYPES]
+    double b[N_TYPES]
+
 cdef int has_buona(const Know* k, const Rules* r, int seat, u64 holding) noexcept nogil
 cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const double* prior) noexcept nogil
-cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexcept nogil
-cdef int sample_world(const Know* k, const Rules* r, Rng* rng, State* out) noexcept nogil
+cdef double play_likelihood(const Know* k, const Rules* r, const State* w, SeatPart* memo) noexcept nogil
+cdef int sample_world(const Know* k, const Rules* r, Rng* rng, State* out, SeatPart* memo) noexcept nogil

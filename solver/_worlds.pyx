@@ -173,62 +173,86 @@ cdef void read_types(Know* k, const Rules* r, const SeenPlay* past, int n, const
             w[j] = w[j] * p[j] / total              # normalized as it goes: no underflow
 
 
-cdef double play_likelihood(const Know* k, const Rules* r, const State* w) noexcept nogil:
+cdef void seat_part(const Know* k, const Rules* r, const State* w, int seat, SeatPart* out) noexcept nogil:
+    """out = what the seat's card plays this round say of its holding in world
+    w (with what it played since): each kind of player's probability of them,
+    and its bound (the most it is in any world); read 0 if none told anything."""
+    cdef State t
+    cdef int p, k2, j
+    cdef const SeenPlay* sp
+    cdef u64 sampled = w.hand[seat] & ~k.base.hand[seat]
+    for j in range(N_TYPES):
+        out.p[j] = 1.0; out.b[j] = 1.0
+    out.read = 0
+    if not sampled:
+        return
+    for p in range(k.n_plays):
+        sp = &k.plays[p]
+        if sp.seat != seat:
+            continue
+        memcpy(&t, w, sizeof(State))
+        t.table = sp.table
+        for k2 in range(r.n_players):
+            t.hand[k2] |= sp.after[k2]
+        t.hand[seat] |= bit(sp.card)
+        t.turn = seat
+        t.declared |= 1 << seat                     # the card plays only
+        weigh_play(k, r, &t, sp, sampled, k.type_w[seat], k.infer_soft, out.p, out.b)
+        out.read = 1
+
+
+cdef double play_likelihood(const Know* k, const Rules* r, const State* w, SeatPart* memo) noexcept nogil:
     """How well world w explains the other seats' card plays this round, from 0
     to 1. Each kind of player gives each play a probability, with the seat's
     holding at that time (what it holds in w plus what it played since) and
     today's position but for the table; a seat's part of the likelihood is
     the kinds' products mixed by its weights (k.type_w[seat]), over the most
     that mixture is in any world (the plays' probabilities among the known
-    cards' moves alone); the world's, the seats' parts multiplied."""
-    cdef State t
-    cdef int p, k2, j, seat, read = 0
+    cards' moves alone); the world's, the seats' parts multiplied. `memo`
+    (1 << PART_MEMO_BITS entries, or NULL) keeps the seats' parts by holding."""
+    cdef int p, j, seat
+    cdef unsigned int seats = 0
     cdef double num, den, out = 1.0
-    cdef double pr[MAX_SEATS][N_TYPES]
-    cdef double b[MAX_SEATS][N_TYPES]
-    cdef u64 sampled
-    cdef const SeenPlay* sp
+    cdef u64 key
+    cdef SeatPart scratch
+    cdef SeatPart* part
     if k.infer_t <= 0 or k.n_plays == 0:
         return 1.0
-    for seat in range(MAX_SEATS):
-        for j in range(N_TYPES):
-            pr[seat][j] = 1.0; b[seat][j] = 1.0
     for p in range(k.n_plays):
-        sp = &k.plays[p]
-        sampled = w.hand[sp.seat] & ~k.base.hand[sp.seat]
-        if not sampled:
-            continue
-        memcpy(&t, w, sizeof(State))
-        t.table = sp.table
-        for k2 in range(r.n_players):
-            t.hand[k2] |= sp.after[k2]
-        t.hand[sp.seat] |= bit(sp.card)
-        t.turn = sp.seat
-        t.declared |= 1 << sp.seat                  # the card plays only
-        weigh_play(k, r, &t, sp, sampled, k.type_w[sp.seat], k.infer_soft, pr[sp.seat], b[sp.seat])
-        read |= 1 << sp.seat
+        seats |= 1u << k.plays[p].seat
     for seat in range(r.n_players):
-        if read >> seat & 1:
+        if not seats >> seat & 1:
+            continue
+        if memo == NULL:
+            part = &scratch
+            seat_part(k, r, w, seat, part)
+        else:
+            key = w.hand[seat] | (<u64>(seat + 1) << 48)
+            part = &memo[(key * <u64>0x9E3779B97F4A7C15) >> (64 - PART_MEMO_BITS)]
+            if part.key != key:
+                seat_part(k, r, w, seat, part)
+                part.key = key
+        if part.read:
             num = 0.0; den = 0.0
             for j in range(N_TYPES):
                 if k.infer_split:                   # each kind over its own bound, then mixed
-                    num += k.type_w[seat][j] * (pr[seat][j] / b[seat][j] if b[seat][j] > 0 else 0.0)
+                    num += k.type_w[seat][j] * (part.p[j] / part.b[j] if part.b[j] > 0 else 0.0)
                     den += k.type_w[seat][j]
                 else:
-                    num += k.type_w[seat][j] * pr[seat][j]
-                    den += k.type_w[seat][j] * b[seat][j]
+                    num += k.type_w[seat][j] * part.p[j]
+                    den += k.type_w[seat][j] * part.b[j]
             if den > 0:
                 out *= num / den
     return out
 
 
-cdef int sample_world(const Know* k, const Rules* r, Rng* rng, State* out) noexcept nogil:
+cdef int sample_world(const Know* k, const Rules* r, Rng* rng, State* out, SeatPart* memo) noexcept nogil:
     """out = a world consistent with what the observer knows: the unseen cards
     dealt at random to the other seats' hidden slots and the stock. A draw that
     breaks the R-DECL-CHOICE inference is rejected (uniform over the consistent
     worlds), and one is kept with the probability play_likelihood gives it (the
     worlds drawn in proportion to it, for the first INFER_TRIES draws); after
-    REJECT_CAP draws the last one is kept. Returns the rejections."""
+    REJECT_CAP draws the last one is kept. Returns the rejections. `memo`: play_likelihood's."""
     cdef signed char a[N_CARDS]
     cdef int i, _i, j, n = k.n_unseen, seat, pos, tries = 0, ok
     cdef signed char t
@@ -251,7 +275,7 @@ cdef int sample_world(const Know* k, const Rules* r, Rng* rng, State* out) noexc
             if ok and k.nobuona[seat] and has_buona(k, r, seat, h | k.played[seat]):
                 ok = 0
         if ok and k.infer_t > 0 and k.n_plays and tries < INFER_TRIES:
-            ok = (rng_next(rng) >> 11) * (1.0 / 9007199254740992.0) < play_likelihood(k, r, out)
+            ok = (rng_next(rng) >> 11) * (1.0 / 9007199254740992.0) < play_likelihood(k, r, out, memo)
         if ok or tries >= REJECT_CAP:
             break
         tries += 1

@@ -38,6 +38,7 @@ from cirulla.solver.search import (
     flat_monte_carlo,
     run_search,
     search,
+    searcher_knobs,
     win_chance,
 )
 from cirulla.solver.view import SeatView
@@ -209,6 +210,45 @@ def test_sampling_weighs_worlds_by_the_plays_seen():
         if checked == 3:
             return
     raise AssertionError("no position with the settebello left on the table")
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_seats_part_of_the_likelihood_is_kept_by_its_holding_alone(players):
+    """The search keeps each seat's part of a world's likelihood by that seat's
+    holding (Searcher.memo; how many cards the others hold is public, which
+    cards does not enter it): a world that deals a seat a holding seen before,
+    whatever the others hold, gets the likelihood computed afresh, to the bit."""
+    rules = Rules.preset("classic", players=players)
+    match = Match(rules, seed=5)
+    while True:
+        seat, view = match.to_move, match.view(match.to_move)
+        played = {row[1] for row in view.round_plays()} - {seat}
+        if len(played) == players - 1 and all(view.hidden_count(k) >= 2 for k in played):
+            break
+        match.play(greedy_move(match))
+    knobs = searcher_knobs(rules)
+    assert knobs["infer_t"] > 0
+    s = Knowledge.of(view).searcher(5, _search.StopFlag(), **knobs)
+    rnd = random.Random(1)
+    values = set()
+    for _ in range(150):
+        w = s.sample()
+        worlds = [list(w["hand"][:players])]
+        if players > 2:
+            # seat a's holding again, b and c with one hidden card exchanged
+            a, b, c = rnd.sample(sorted(played), 3)
+            hands = list(w["hand"][:players])
+            x = rnd.choice([k.index for k in cards_of(hands[b] & ~w["public"][b])])
+            y = rnd.choice([k.index for k in cards_of(hands[c] & ~w["public"][c])])
+            hands[b] ^= 1 << x | 1 << y
+            hands[c] ^= 1 << x | 1 << y
+            worlds.append(hands)
+        for hands in worlds:
+            fresh = s.likelihood(hands, memo=False)
+            assert s.likelihood(hands) == fresh
+            assert s.likelihood(hands) == fresh     # (from the memo)
+            values.add(fresh)
+    assert len(values) > 10                         # the plays told the worlds apart
 
 
 def test_has_buona_agrees_with_the_oracle():
