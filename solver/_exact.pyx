@@ -1819,7 +1819,7 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
     cdef Know* k = &S.k
     cdef const Rules* r = &S.r
     cdef State w, held
-    cdef int opp = 1 - k.observer, n = k.n_unseen, h, breaks
+    cdef int opp = 1 - k.observer, n = k.n_unseen, h
     cdef int ns = N_CARDS - k.base.stock_pos, first, i, pos, count = 0, index
     cdef double likelihood
     cdef u64 hm, sm
@@ -1874,8 +1874,6 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
             free(holdings)
             return -1
         hm = holdings[index]
-        if X.skel != NULL:
-            skel_reset(X.skel)                          # (the worlds of this holding share it)
         # the holding's world but for the stock, and its likelihood (which reads no stock)
         memcpy(&held, &k.base, sizeof(State))
         pos = 0
@@ -1884,8 +1882,11 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
                 held.hand[opp] |= bit(k.unseen[i])
             else:
                 cards[pos] = k.unseen[i]; pos += 1
-        breaks = k.nobuona[opp] and has_buona(k, r, opp, held.hand[opp] | k.played[opp])
-        likelihood = 0.0 if breaks else play_likelihood(k, r, &held, NULL)
+        if k.nobuona[opp] and has_buona(k, r, opp, held.hand[opp] | k.played[opp]):
+            continue
+        likelihood = play_likelihood(k, r, &held, NULL)
+        if X.skel != NULL:
+            skel_reset(X.skel)                          # (the worlds of this holding share it)
         for sm in range((<u64>1) << ns):
             # with a stock, the first receiver (after the dealer) gets the first half
             if ns and popcount(sm) * 2 != ns:
@@ -1895,8 +1896,6 @@ cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadlin
             if load_flag(S.stop):
                 free(holdings)
                 return -1
-            if breaks:
-                continue
             memcpy(&w, &held, sizeof(State))
             first = w.stock_pos
             for i in range(ns):                         # the first receiver's cards
