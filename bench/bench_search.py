@@ -6,6 +6,7 @@
     exact_last_two_rounds_2threads_ms_2p_classic: ... ms
     exact_last_two_rounds_worlds_2p_classic: ... worlds
     exact_last_two_rounds_positions_2p_classic: ... positions   alpha-beta positions per endgame
+    exact_last_two_rounds_figures_2p_classic: ... digest   of every figure the solves give, one thread
     exact_ns_per_position_2p_classic: ... ns
     ismcts_2_over_1_threads_2p_classic: ... ratio   iterations in the same wall time
     arena_<a>_vs_<b>_margin: ... points/hand (95% CI lo .. hi)   with --arena N
@@ -25,10 +26,15 @@ alone: the machine's noise left out, count the solver's instructions with
     valgrind --tool=callgrind --toggle-collect='*exact_worlds' python bench/bench_search.py --exact-only
 
 (the total it prints over 8 is per endgame; compare builds side by side).
+A faster solver must print the same figures' digest (the worlds' sums, their
+categories and chances of winning, as `Searcher.stats()` gives them, the
+positions visited apart) and the same positions or fewer.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import statistics
 import threading
 import time
@@ -76,10 +82,12 @@ def ismcts_rate(knows: list[Knowledge], seconds: float) -> tuple[float, float]:
     return iters / t_tree, playouts / t_paired
 
 
-def exact_ms(knows: list[Knowledge], threads: int) -> tuple[float, int, int]:
+def exact_ms(knows: list[Knowledge], threads: int) -> tuple[float, int, int, str]:
     """Mean wall time of solving every world, the worlds and the positions the
-    alpha-beta search visits, per endgame."""
+    alpha-beta search visits, per endgame, and with one thread a digest of
+    the figures (every count of stats() but the positions; sums to 1e-6)."""
     total, worlds, positions = 0.0, 0, 0
+    figures = hashlib.sha256()
     for k in knows:
         flag = _search.StopFlag()
         searchers = [k.searcher(1, flag, infer_t=INFER_T) for _ in range(threads)]
@@ -98,7 +106,20 @@ def exact_ms(knows: list[Knowledge], threads: int) -> tuple[float, int, int]:
             worlds += sum(out)
         total += time.perf_counter() - t
         positions += sum(s.stats()["solved"] for s in searchers)
-    return 1000 * total / len(knows), worlds // len(knows), positions // len(knows)
+        if threads == 1:
+            stats = {k: rounded(v) for k, v in searchers[0].stats().items() if k != "solved"}
+            figures.update(json.dumps(stats, sort_keys=True).encode())
+    digest = figures.hexdigest()[:16] if threads == 1 else ""
+    return 1000 * total / len(knows), worlds // len(knows), positions // len(knows), digest
+
+
+def rounded(value: object) -> object:
+    """A figure as the digest takes it: sums to 1e-6, lists item by item."""
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, list):
+        return [rounded(v) for v in value]
+    return value
 
 
 def thread_ratio(rules: Rules, seconds: float) -> float:
@@ -139,10 +160,11 @@ def main() -> None:
     search(warm.view(warm.to_move), SearchBudget(iterations=100))         # builds the equity table: not timed
 
     if args.exact_only:
-        ms, worlds, positions = exact_ms(last_two_rounds(8, rules), 1)
+        ms, worlds, positions, figures = exact_ms(last_two_rounds(8, rules), 1)
         print(f"exact_last_two_rounds_ms_2p_classic: {ms:.1f} ms", flush=True)
         print(f"exact_last_two_rounds_worlds_2p_classic: {worlds} worlds", flush=True)
         print(f"exact_last_two_rounds_positions_2p_classic: {positions} positions", flush=True)
+        print(f"exact_last_two_rounds_figures_2p_classic: {figures} digest", flush=True)
         return
 
     knows = first_decisions(4, rules)
@@ -163,6 +185,7 @@ def main() -> None:
     print(f"exact_last_two_rounds_worlds_2p_classic: {one[0][1]} worlds", flush=True)
     # the cost's two factors: positions per solve and the time of one
     print(f"exact_last_two_rounds_positions_2p_classic: {one[0][2]} positions", flush=True)
+    print(f"exact_last_two_rounds_figures_2p_classic: {one[0][3]} digest", flush=True)
     print(f"exact_ns_per_position_2p_classic: {1e6 * statistics.median(x[0] for x in one) / one[0][2]:.1f} ns",
           flush=True)
 
