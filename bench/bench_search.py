@@ -34,14 +34,19 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import statistics
+import sys
 import threading
 import time
+from pathlib import Path
 
 from cirulla.solver import Match, Rules
 from cirulla.solver.arena import arena
 from cirulla.solver.search import INFER_T, Knowledge, SearchBudget, _search, search
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from test_exact_golden import figures  # noqa: E402  (the golden solves' digest of a solve's figures)
 
 
 def first_decisions(n: int, rules: Rules) -> list[Knowledge]:
@@ -87,7 +92,7 @@ def exact_ms(knows: list[Knowledge], threads: int) -> tuple[float, int, int, str
     alpha-beta search visits, per endgame, and with one thread a digest of
     the figures (every count of stats() but the positions; sums to 1e-6)."""
     total, worlds, positions = 0.0, 0, 0
-    figures = hashlib.sha256()
+    digest = hashlib.sha256()
     for k in knows:
         flag = _search.StopFlag()
         searchers = [k.searcher(1, flag, infer_t=INFER_T) for _ in range(threads)]
@@ -107,19 +112,9 @@ def exact_ms(knows: list[Knowledge], threads: int) -> tuple[float, int, int, str
         total += time.perf_counter() - t
         positions += sum(s.stats()["solved"] for s in searchers)
         if threads == 1:
-            stats = {k: rounded(v) for k, v in searchers[0].stats().items() if k != "solved"}
-            figures.update(json.dumps(stats, sort_keys=True).encode())
-    digest = figures.hexdigest()[:16] if threads == 1 else ""
-    return 1000 * total / len(knows), worlds // len(knows), positions // len(knows), digest
-
-
-def rounded(value: object) -> object:
-    """A figure as the digest takes it: sums to 1e-6, lists item by item."""
-    if isinstance(value, float):
-        return round(value, 6)
-    if isinstance(value, list):
-        return [rounded(v) for v in value]
-    return value
+            digest.update(figures(searchers[0].stats()))
+    return (1000 * total / len(knows), worlds // len(knows), positions // len(knows),
+            digest.hexdigest()[:16] if threads == 1 else "")
 
 
 def thread_ratio(rules: Rules, seconds: float) -> float:
@@ -160,11 +155,11 @@ def main() -> None:
     search(warm.view(warm.to_move), SearchBudget(iterations=100))         # builds the equity table: not timed
 
     if args.exact_only:
-        ms, worlds, positions, figures = exact_ms(last_two_rounds(8, rules), 1)
+        ms, worlds, positions, digest = exact_ms(last_two_rounds(8, rules), 1)
         print(f"exact_last_two_rounds_ms_2p_classic: {ms:.1f} ms", flush=True)
         print(f"exact_last_two_rounds_worlds_2p_classic: {worlds} worlds", flush=True)
         print(f"exact_last_two_rounds_positions_2p_classic: {positions} positions", flush=True)
-        print(f"exact_last_two_rounds_figures_2p_classic: {figures} digest", flush=True)
+        print(f"exact_last_two_rounds_figures_2p_classic: {digest} digest", flush=True)
         return
 
     knows = first_decisions(4, rules)

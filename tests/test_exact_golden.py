@@ -61,6 +61,12 @@ def rounded(value: object) -> object:
     return value
 
 
+def figures(stats: dict) -> bytes:
+    """A solve's figures as they are hashed: its counts (stats()) but the
+    positions visited, rounded (also bench/bench_search.py's digest)."""
+    return json.dumps({k: rounded(v) for k, v in stats.items() if k != "solved"}, sort_keys=True).encode()
+
+
 def solve_all(preset: str, seed: int = 0) -> tuple[int, int, str]:
     """(solves, positions, digest of the figures) of the preset's endgames."""
     rules = Rules.preset(preset)
@@ -72,8 +78,8 @@ def solve_all(preset: str, seed: int = 0) -> tuple[int, int, str]:
                                  match_mode=equity is not None and i % 5 == 0)
         assert searcher.exact(0, 1) > 0
         stats = searcher.stats()
-        positions += stats.pop("solved")
-        digest.update(json.dumps({k: rounded(v) for k, v in stats.items()}, sort_keys=True).encode())
+        positions += stats["solved"]
+        digest.update(figures(stats))
         solves += 1
     return solves, positions, digest.hexdigest()[:16]
 
