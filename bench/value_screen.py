@@ -1,0 +1,181 @@
+"""Could a learned value of a position stand in for the search's rollouts?
+
+Issue 24's last candidate, screened before any of it goes into the core: "a
+value of a position (the hand margin) fitted on self-play outcomes, used to
+cut rollouts short". A rollout cut at the start of a round would return the
+value there instead of playing greedy to the hand's end, so the value has to
+tell the hand's outcome better than a greedy playout from the same position.
+
+Seeded self-play hands, classic, 2 players, the engine at its default budget
+on both seats (hand k from match seed SEED + k). At the first decision of each
+round it records the whole state (every card's place: piles, hands, table,
+stock) and one greedy playout's margin from it (_core.CoreState.playout, the
+greedy policy on both seats); at the hand's end, the margin the engine's own
+play reached (seat 0's points less seat 1's). Then, per round, on the hands
+with k % 5 != 0 (the others held out), it fits
+
+- `value`: a ridge regression of the margin on the state (each card's place,
+  one-hot; the sweeps, declarations, dealer's points, who leads, the last
+  capturer, the cards taken), the value a rollout would stop at;
+- `mlp`: a network with one hidden layer of 64 on the same inputs (Adam,
+  seeded; its best held-out epoch, a bound in its favour);
+- `greedy, rescaled` and `value + greedy`: the playout's margin alone, and
+  with the state beside it, fitted linearly (a correction of the rollout
+  rather than a replacement: what it would add to the playouts' figure);
+
+and prints each one's mean squared error against the held-out hands'
+margins, beside the raw playout's (`greedy`) and a constant's.
+
+    python bench/value_screen.py --hands 20000 --seed 100000 --jobs 2 \
+        --data /tmp/value.jsonl.gz       # about 45 minutes on 2 cores
+
+`--data` keeps the self-play records (reused if the file exists, so the fits
+can be run again without playing). Needs numpy (`pip install -e .[fit]`).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gzip
+import json
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from cirulla.solver.events import HandEnd
+from cirulla.solver.match import Match
+from cirulla.solver.moves import Move
+from cirulla.solver.rules import Rules
+from cirulla.solver.search import DEFAULT_BUDGET, Knowledge, Tuning, run_search
+
+PLACES = 6          # a card's place: side 0's pile, side 1's, seat 0's hand, seat 1's, the table, the stock
+N_CARDS = 40
+
+
+def hand_records(seed: int) -> list[dict[str, Any]]:
+    """One self-play hand from match seed `seed`: each round's first state, its greedy playout's margin,
+    and the hand's margin."""
+    rules = Rules(hands=1)
+    match = Match(rules, seed=seed, dealer=seed % 2)
+    out: list[dict[str, Any]] = []
+    k = 0
+    while not match.is_over and not any(isinstance(e, HandEnd) for e in match.events):
+        core = match.core
+        if not out or out[-1]["round"] != core.round:
+            playout = core.copy()
+            playout.playout(seed * 100, True)
+            score = playout.score()
+            out.append({"seed": seed, "round": core.round, "state": core.export(),
+                        "greedy": sum(score[0]) - sum(score[1])})
+        moves = core.legal_moves()
+        if len(moves) == 1:
+            match.play(Move.from_core(moves[0], rules.matta_card))
+            continue
+        k += 1
+        result = run_search(Knowledge.of(match.view(match.to_move)),
+                            dataclasses.replace(DEFAULT_BUDGET, seed=seed * 1000 + k), Tuning(use_tables=False))
+        match.play(result.best)
+    end = next(e for e in match.events if isinstance(e, HandEnd))
+    for r in out:
+        r["margin"] = end.sides[0].total - end.sides[1].total
+    return out
+
+
+def self_play(hands: int, seed: int, jobs: int) -> list[dict[str, Any]]:
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return [r for recs in pool.map(hand_records, range(seed, seed + hands), chunksize=4) for r in recs]
+
+
+def features(st: dict[str, Any]) -> np.ndarray:
+    """A state as seat 0 sees the whole of it: every card's place, and what the places do not say."""
+    f = np.zeros(N_CARDS * PLACES + 8)
+    places = (st["pile"][0], st["pile"][1], st["hand"][0], st["hand"][1], st["table"])
+    for c in range(N_CARDS):
+        at = next((i for i, m in enumerate(places) if m >> c & 1), PLACES - 1)
+        f[c * PLACES + at] = 1
+    o = N_CARDS * PLACES
+    taken = [bin(st["pile"][s]).count("1") for s in (0, 1)]
+    f[o:] = (st["scope"][0] - st["scope"][1], st["decl"][0] - st["decl"][1], st["turn"] == 0,
+             st["last_capturer"] == 0, st["last_capturer"] == 1,
+             st["dealer_buona"] * (1 if st["dealer"] == 0 else -1), taken[0] - taken[1], 1)
+    return f
+
+
+def ridge(x: np.ndarray, y: np.ndarray, lam: float = 3.0) -> np.ndarray:
+    return np.linalg.solve(x.T @ x + lam * np.eye(x.shape[1]), x.T @ y)
+
+
+def mlp_mse(x: np.ndarray, y: np.ndarray, xt: np.ndarray, yt: np.ndarray, seed: int,
+            hidden: int = 64, epochs: int = 40, lr: float = 1e-3, decay: float = 1e-4) -> float:
+    """One hidden ReLU layer, Adam on the squared error; the best held-out error over the epochs."""
+    rng = np.random.default_rng(seed)
+    p = [rng.normal(0, x.shape[1] ** -0.5, (x.shape[1], hidden)), np.zeros(hidden),
+         rng.normal(0, hidden ** -0.5, hidden), np.array([y.mean()])]
+    m1 = [np.zeros_like(a) for a in p]
+    m2 = [np.zeros_like(a) for a in p]
+    t, best = 0, float("inf")
+    for _ in range(epochs):
+        order = rng.permutation(len(x))
+        for k in range(0, len(x), 128):
+            b = order[k:k + 128]
+            h = x[b] @ p[0] + p[1]
+            a = np.maximum(h, 0)
+            e = (a @ p[2] + p[3][0] - y[b]) / len(b)
+            back = np.outer(e, p[2]) * (h > 0)
+            grads = [x[b].T @ back + decay * p[0], back.sum(0), a.T @ e + decay * p[2], np.array([e.sum()])]
+            t += 1
+            for i, g in enumerate(grads):
+                m1[i] = 0.9 * m1[i] + 0.1 * g
+                m2[i] = 0.999 * m2[i] + 0.001 * g * g
+                p[i] -= lr * (m1[i] / (1 - 0.9 ** t)) / (np.sqrt(m2[i] / (1 - 0.999 ** t)) + 1e-8)
+        pred = np.maximum(xt @ p[0] + p[1], 0) @ p[2] + p[3][0]
+        best = min(best, float(np.mean((yt - pred) ** 2)))
+    return best
+
+
+def screen(recs: list[dict[str, Any]], seed: int) -> None:
+    print("round  states  constant  greedy  greedy,rescaled  value  mlp  value+greedy   (mean squared error, "
+          "points squared, held out)")
+    for rnd in sorted({r["round"] for r in recs}):
+        rs = [r for r in recs if r["round"] == rnd]
+        x = np.array([features(r["state"]) for r in rs])
+        y = np.array([r["margin"] for r in rs], dtype=float)
+        g = np.array([r["greedy"] for r in rs], dtype=float)
+        test = np.array([r["seed"] for r in rs]) % 5 == 0
+        fit = ~test
+        xg = np.c_[x, g]
+        line = np.polyfit(g[fit], y[fit], 1)
+        preds = (np.full(test.sum(), y[fit].mean()), g[test], np.polyval(line, g[test]),
+                 x[test] @ ridge(x[fit], y[fit]))
+        row = [float(np.mean((y[test] - p) ** 2)) for p in preds]
+        row.append(mlp_mse(x[fit], y[fit], x[test], y[test], seed + rnd))
+        row.append(float(np.mean((y[test] - xg[test] @ ridge(xg[fit], y[fit])) ** 2)))
+        print(f"{rnd:5d}  {len(rs):6d}  " + "  ".join(f"{v:.2f}" for v in row), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hands", type=int, default=20000)
+    ap.add_argument("--seed", type=int, default=100000, help="hand k is played from match seed SEED + k")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--data", help="the self-play records (gzipped JSON lines): read if the file exists, "
+                                   "else written")
+    args = ap.parse_args(argv)
+    if args.data and os.path.exists(args.data):
+        with gzip.open(args.data, "rt") as f:
+            recs = [json.loads(line) for line in f]
+    else:
+        recs = self_play(args.hands, args.seed, args.jobs)
+        if args.data:
+            with open(args.data, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+                f.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs).encode())
+    print(f"{len({r['seed'] for r in recs})} hands, {len(recs)} states")
+    screen(recs, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
