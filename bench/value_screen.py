@@ -1,10 +1,10 @@
-"""Could a learned value of a position stand in for the search's rollouts?
+"""A learned value of a position beside the search's rollouts: fitted, screened,
+and written for the core (solver/value_model.json).
 
-Issue 24's last candidate, screened before any of it goes into the core: "a
-value of a position (the hand margin) fitted on self-play outcomes, used to
-cut rollouts short". A rollout cut at the start of a round would return the
-value there instead of playing greedy to the hand's end, so the value has to
-tell the hand's outcome better than a greedy playout from the same position.
+A rollout cut at the start of a round could return a value there instead of
+playing greedy to the hand's end, if the value told the hand's outcome better
+than a greedy playout from the same position; or the value could correct what
+the playout reached. This measures both.
 
 Seeded self-play hands, classic, 2 players, the engine at its default budget
 on both seats (hand k from match seed SEED + k). At the first decision of each
@@ -14,20 +14,23 @@ greedy policy on both seats); at the hand's end, the margin the engine's own
 play reached (seat 0's points less seat 1's). Then, per round, on the hands
 with k % 5 != 0 (the others held out), it fits
 
-- `value`: a ridge regression of the margin on the state (each card's place,
-  one-hot; the sweeps, declarations, dealer's points, who leads, the last
-  capturer, the cards taken), the value a rollout would stop at;
+- `value`: a ridge regression of the margin on the core's value_features
+  (each card's place, one-hot; the sweeps, declarations, dealer's points, who
+  leads, the last capturer, the cards taken), the value a rollout would stop at;
 - `mlp`: a network with one hidden layer of 64 on the same inputs (Adam,
   seeded; its best held-out epoch, a bound in its favour);
 - `greedy, rescaled` and `value + greedy`: the playout's margin alone, and
   with the state beside it, fitted linearly (a correction of the rollout
-  rather than a replacement: what it would add to the playouts' figure);
+  rather than a replacement);
 
 and prints each one's mean squared error against the held-out hands'
-margins, beside the raw playout's (`greedy`) and a constant's.
+margins, beside the raw playout's (`greedy`) and a constant's. With
+`--write` it fits `value + greedy` on every hand and writes it to
+solver/value_model.json, which the core reads at import (the search's
+`learned_value` knob).
 
     python bench/value_screen.py --hands 20000 --seed 100000 --jobs 2 \
-        --data /tmp/value.jsonl.gz       # about 45 minutes on 2 cores
+        --data /tmp/value.jsonl.gz --write     # about 35 minutes on 2 cores
 
 `--data` keeps the self-play records (reused if the file exists, so the fits
 can be run again without playing). Needs numpy (`pip install -e .[fit]`).
@@ -41,18 +44,19 @@ import json
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from cirulla.solver import _core
 from cirulla.solver.events import HandEnd
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
 from cirulla.solver.rules import Rules
 from cirulla.solver.search import DEFAULT_BUDGET, Knowledge, Tuning, run_search
 
-PLACES = 6          # a card's place: side 0's pile, side 1's, seat 0's hand, seat 1's, the table, the stock
-N_CARDS = 40
+MODEL = Path(__file__).resolve().parents[1] / "solver" / "value_model.json"
 
 
 def hand_records(seed: int) -> list[dict[str, Any]]:
@@ -89,19 +93,12 @@ def self_play(hands: int, seed: int, jobs: int) -> list[dict[str, Any]]:
         return [r for recs in pool.map(hand_records, range(seed, seed + hands), chunksize=4) for r in recs]
 
 
+CORE_RULES = Rules(hands=1).core
+
+
 def features(st: dict[str, Any]) -> np.ndarray:
-    """A state as seat 0 sees the whole of it: every card's place, and what the places do not say."""
-    f = np.zeros(N_CARDS * PLACES + 8)
-    places = (st["pile"][0], st["pile"][1], st["hand"][0], st["hand"][1], st["table"])
-    for c in range(N_CARDS):
-        at = next((i for i, m in enumerate(places) if m >> c & 1), PLACES - 1)
-        f[c * PLACES + at] = 1
-    o = N_CARDS * PLACES
-    taken = [bin(st["pile"][s]).count("1") for s in (0, 1)]
-    f[o:] = (st["scope"][0] - st["scope"][1], st["decl"][0] - st["decl"][1], st["turn"] == 0,
-             st["last_capturer"] == 0, st["last_capturer"] == 1,
-             st["dealer_buona"] * (1 if st["dealer"] == 0 else -1), taken[0] - taken[1], 1)
-    return f
+    """The core's value_features of a recorded state: every card's place, and what the places do not say."""
+    return np.array(_core.CoreState.restore(CORE_RULES, st).value_features())
 
 
 def ridge(x: np.ndarray, y: np.ndarray, lam: float = 3.0) -> np.ndarray:
@@ -156,11 +153,30 @@ def screen(recs: list[dict[str, Any]], seed: int) -> None:
         print(f"{rnd:5d}  {len(rs):6d}  " + "  ".join(f"{v:.2f}" for v in row), flush=True)
 
 
+def write(recs: list[dict[str, Any]], command: str) -> None:
+    """The rounds' corrections, fitted on every hand, into value_model.json (the rounds after the first: a
+    rollout is corrected at the first round after its root's)."""
+    weights = {}
+    for rnd in sorted({r["round"] for r in recs} - {0}):
+        rs = [r for r in recs if r["round"] == rnd]
+        x = np.c_[np.array([features(r["state"]) for r in rs]), [r["greedy"] for r in rs]]
+        weights[str(rnd)] = [round(float(w), 6) for w in ridge(x, np.array([r["margin"] for r in rs], dtype=float))]
+    seeds = sorted({r["seed"] for r in recs})
+    head = {"fitted_by": command, "hands": len(seeds), "match_seeds": f"{seeds[0]}..{seeds[-1]}",
+            "about": "per round, the weights of the core's value_features (each card's place, then the extras) "
+                     "and then of the greedy playout's margin: side 0's margin is their dot product"}
+    rows = ",\n".join(f"  {json.dumps(k)}: {json.dumps(w)}" for k, w in weights.items())
+    MODEL.write_text(json.dumps(head, indent=1)[:-2] + ',\n "rounds": {\n' + rows + "\n }\n}\n")
+    print(f"wrote {MODEL}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hands", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=100000, help="hand k is played from match seed SEED + k")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--write", action="store_true", help=f"fit the correction (value and playout together) on "
+                    f"every hand and write it to {MODEL.relative_to(MODEL.parents[1])}")
     ap.add_argument("--data", help="the self-play records (gzipped JSON lines): read if the file exists, "
                                    "else written")
     args = ap.parse_args(argv)
@@ -174,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                 f.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs).encode())
     print(f"{len({r['seed'] for r in recs})} hands, {len(recs)} states")
     screen(recs, args.seed)
+    if args.write:
+        write(recs, " ".join(["python bench/value_screen.py", *(argv if argv is not None else sys.argv[1:])]))
     return 0
 
 

@@ -369,6 +369,23 @@ cdef void play_out(State* s, const Rules* r, Rng* rng, int eps_milli, Move* buf)
 cdef void play_out_sides(State* s, const Rules* r, Rng* rng, int eps_milli, int own_milli, int own_side,
                          Move* buf) noexcept nogil
 
+# --- the learned value (bench/value_screen.py, value_model.json) ---
+# The hand's margin that self-play of the engine reached from the first state
+# of a round, fitted on what a greedy playout from there reached and where
+# every card lay: a correction of the rollouts, which model every seat as greedy.
+cdef enum:
+    VALUE_PLACES = 6    # side 0's pile, side 1's, seat 0's hand, seat 1's, the table, the stock
+    N_VF = N_CARDS * VALUE_PLACES + 8   # value_features: each card's place, then the extras
+    VALUE_ROUNDS = 6    # a 2-player hand's rounds
+# The features into f[N_VF] (2 players)
+cdef void value_features(const State* s, double* f) noexcept nogil
+# Side 0's margin: g0, what a rollout reached from the first state of a round (at), corrected
+# by the learned value; g0 itself where the model has no weights for that round
+cdef double learned_value(const State* at, double g0) noexcept nogil
+# play_out_sides, the first state of a round other than root_round into at unless got: whether at holds one
+cdef bint play_out_marking(State* s, const Rules* r, Rng* rng, int eps_milli, int own_milli, int own_side,
+                           Move* buf, State* at, int root_round, bint got) noexcept nogil
+
 # --- the state as Python values ---
 # A dict of ints and lists, one key per State field (CoreState.export's form);
 # state_from_dict trusts its consistency.

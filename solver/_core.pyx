@@ -1267,6 +1267,93 @@ cdef void play_out_sides(State* s, const Rules* r, Rng* rng, int eps_milli, int 
         apply_move(s, r, &buf[i])
 
 
+# --- the learned value ---
+
+cdef double VALUE_W[VALUE_ROUNDS][N_VF + 1]     # per round: the features' weights, then the playout's
+cdef bint VALUE_ON[VALUE_ROUNDS]                # the rounds value_model.json has weights for
+
+cdef inline void value_parts(const State* s, u64* places, double* extras) noexcept nogil:
+    """value_features in two parts: the cards of each place (VALUE_PLACES), and the extras."""
+    places[0] = s.pile[0]; places[1] = s.pile[1]; places[2] = s.hand[0]; places[3] = s.hand[1]
+    places[4] = s.table
+    places[5] = (((<u64>1) << N_CARDS) - 1) & ~(places[0] | places[1] | places[2] | places[3] | places[4])
+    extras[0] = s.scope[0] - s.scope[1]
+    extras[1] = s.decl[0] - s.decl[1]
+    extras[2] = s.turn == 0
+    extras[3] = s.last_capturer == 0
+    extras[4] = s.last_capturer == 1
+    extras[5] = s.dealer_buona if s.dealer == 0 else -s.dealer_buona
+    extras[6] = popcount(s.pile[0]) - popcount(s.pile[1])
+    extras[7] = 1.0
+
+cdef void value_features(const State* s, double* f) noexcept nogil:
+    cdef u64 places[VALUE_PLACES]
+    cdef u64 m
+    cdef int p
+    memset(f, 0, N_VF * sizeof(double))
+    value_parts(s, places, &f[N_CARDS * VALUE_PLACES])
+    for p in range(VALUE_PLACES):
+        m = places[p]
+        while m:
+            f[lowest(m) * VALUE_PLACES + p] = 1.0
+            m &= m - 1
+
+cdef double learned_value(const State* at, double g0) noexcept nogil:
+    # value_features' dot product, the one-hot places summed as they are met
+    cdef u64 places[VALUE_PLACES]
+    cdef double extras[N_VF - N_CARDS * VALUE_PLACES]
+    cdef const double* w
+    cdef double v
+    cdef u64 m
+    cdef int p
+    if at.round < 0 or at.round >= VALUE_ROUNDS or not VALUE_ON[at.round]:
+        return g0
+    w = VALUE_W[at.round]
+    value_parts(at, places, extras)
+    v = w[N_VF] * g0
+    for p in range(VALUE_PLACES):
+        m = places[p]
+        while m:
+            v += w[lowest(m) * VALUE_PLACES + p]
+            m &= m - 1
+    for p in range(N_VF - N_CARDS * VALUE_PLACES):
+        v += w[N_CARDS * VALUE_PLACES + p] * extras[p]
+    return v
+
+cdef bint play_out_marking(State* s, const Rules* r, Rng* rng, int eps_milli, int own_milli, int own_side,
+                           Move* buf, State* at, int root_round, bint got) noexcept nogil:
+    cdef int n, i
+    while s.phase != PH_OVER:
+        if s.phase == PH_DEAL:
+            deal_due(s, r, rng)
+            if not got and s.phase == PH_PLAY and s.round != root_round:
+                memcpy(at, s, sizeof(State))
+                got = True
+            continue
+        n = gen_moves(s, r, buf, MAX_MOVES)
+        if n > MAX_MOVES:
+            n = MAX_MOVES
+        i = choose_move(s, r, rng, buf, n, own_milli if side_of(r, s.turn) == own_side else eps_milli)
+        apply_move(s, r, &buf[i])
+    return got
+
+
+def _load_value_model():
+    """value_model.json's weights (bench/value_screen.py --write) into VALUE_W."""
+    import json
+    from importlib.resources import files
+    model = json.loads(files("cirulla.solver").joinpath("value_model.json").read_text())
+    for key, row in model["rounds"].items():
+        if len(row) != N_VF + 1:
+            raise ValueError(f"value_model.json: round {key} has {len(row)} weights, not {N_VF + 1}")
+        for j in range(N_VF + 1):
+            VALUE_W[int(key)][j] = row[j]
+        VALUE_ON[int(key)] = True
+    return model
+
+
+VALUE_MODEL = _load_value_model()       # the learned value's weights and how they were fitted
+
 # --- the state as Python values ---
 
 cdef State state_from_dict(dict fields) except *:
@@ -1489,6 +1576,17 @@ cdef class CoreState:
             move_features(&self.s, &x, &m, f)
             out.append([f[j] for j in range(N_PF)])
         return out
+
+    def value_features(self):
+        """The learned value's features of this state (value_features; 2 players)."""
+        cdef double f[N_VF]
+        value_features(&self.s, f)
+        return [f[j] for j in range(N_VF)]
+
+    def learned_value(self, double g0):
+        """Side 0's margin g0, reached by a playout from this state (the first of a round),
+        corrected by the learned value (learned_value)."""
+        return learned_value(&self.s, g0)
 
     def learned_choice(self, moves):
         """Index of the learned policy's move among these (legal_moves order)."""

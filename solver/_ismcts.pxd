@@ -2,7 +2,10 @@
 # SO-ISMCTS with availability counts: the tree (nodes found by a hash of
 # (parent, move)) and one iteration of the search on it.
 
-from cirulla.solver._core cimport Move, u64
+from libc.string cimport memcpy
+
+from cirulla.solver._core cimport PH_PLAY, Move, Rng, State, u64
+from cirulla.solver._equity cimport Eval
 from cirulla.solver._search cimport Search
 
 cdef struct Node:
@@ -56,3 +59,16 @@ cdef inline int find_child(const Tree* t, int parent, const Move* m) noexcept no
 cdef int tree_init(Tree* t, const Search* S) noexcept nogil
 cdef void tree_free(Tree* t) noexcept nogil
 cdef void ismcts_iteration(Search* S, Tree* t) noexcept nogil
+
+cdef inline bint mark_round(const Search* S, const State* s, int root_round, State* at, bint got) noexcept nogil:
+    """Whether at holds the first state of a round after the root's: s copied
+    into it if s is one and at holds none yet (only with the learned value on)."""
+    if S.value_mix > 0 and not got and s.phase == PH_PLAY and s.round != root_round:
+        memcpy(at, s, sizeof(State))
+        return True
+    return got
+
+# The hand played out from s by the rollout policy and evaluated into ev; with
+# the learned value on, the margins corrected at the first state of a round
+# after the root's (at, if got already, else met on the way)
+cdef void roll_out(Search* S, State* s, Rng* rng, State* at, int root_round, bint got, Eval* ev) noexcept nogil

@@ -7,8 +7,8 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memset
 
 from cirulla.solver._core cimport (
-    MAX_MOVES, N_CAT, PH_PLAY, Rules, State, apply_move, deal_due, gen_moves, play_out_sides, rng_below,
-    side_of)
+    MAX_MOVES, N_CAT, PH_PLAY, Rng, Rules, State, apply_move, deal_due, gen_moves, learned_value, play_out_marking,
+    play_out_sides, rng_below, side_of)
 from cirulla.solver._equity cimport Eval, cat_margin, evaluate, reward, win_of
 from cirulla.solver._search cimport RootMove
 from cirulla.solver._worlds cimport sample_world
@@ -114,11 +114,24 @@ cdef inline int starved_root(const Search* S, const Tree* t, int n, int best) no
     return best
 
 
+cdef void roll_out(Search* S, State* s, Rng* rng, State* at, int root_round, bint got, Eval* ev) noexcept nogil:
+    if S.value_mix > 0:
+        got = play_out_marking(s, &S.r, rng, S.eps_milli, S.own_milli, S.me, S.buf, at, root_round, got)
+    else:
+        play_out_sides(s, &S.r, rng, S.eps_milli, S.own_milli, S.me, S.buf)
+    evaluate(s, &S.r, &S.eq, ev)
+    if got:                                             # (2 players)
+        ev.margin[0] += S.value_mix * (learned_value(at, ev.margin[0]) - ev.margin[0])
+        ev.margin[1] = -ev.margin[0]
+
+
 cdef void ismcts_iteration(Search* S, Tree* t) noexcept nogil:
     """One SO-ISMCTS iteration: a fresh world, a descent choosing among the moves
     legal in it by UCB with availability counts, one new node, a rollout."""
-    cdef State s
+    cdef State s, at
     cdef Eval ev
+    cdef bint got = False
+    cdef int root_round
     cdef int path[MAX_DEPTH]
     cdef int untried[MAX_MOVES]
     cdef int depth = 0, node = 0, n, i, c, best, nu, side, j
@@ -127,6 +140,7 @@ cdef void ismcts_iteration(Search* S, Tree* t) noexcept nogil:
     cdef RootMove* rm
     cdef const Rules* r = &S.r
     S.rejected += sample_world(&S.k, r, &S.rng, &s, S.memo)
+    root_round = s.round
     path[0] = 0
     while s.phase == PH_PLAY and depth < MAX_DEPTH - 1:
         n = gen_moves(&s, r, S.buf, MAX_MOVES)
@@ -159,16 +173,17 @@ cdef void ismcts_iteration(Search* S, Tree* t) noexcept nogil:
                     t.nodes[c].avail = 1
             apply_move(&s, r, &S.buf[i])
             deal_due(&s, r, &S.rng)
+            got = mark_round(S, &s, root_round, &at, got)
             if c >= 0:
                 depth += 1; path[depth] = c
             break
         c = find_child(t, node, &S.buf[best])
         apply_move(&s, r, &S.buf[best])
         deal_due(&s, r, &S.rng)
+        got = mark_round(S, &s, root_round, &at, got)
         depth += 1; path[depth] = c
         node = c
-    play_out_sides(&s, r, &S.rng, S.eps_milli, S.own_milli, S.me, S.buf)
-    evaluate(&s, r, &S.eq, &ev)
+    roll_out(S, &s, &S.rng, &at, root_round, got, &ev)
     for i in range(1, depth + 1):
         nd = &t.nodes[path[i]]
         nd.visits += 1

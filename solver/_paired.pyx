@@ -6,10 +6,10 @@ worlds the same way (add_world). The declarations are in _paired.pxd."""
 from libc.string cimport memcpy
 
 from cirulla.solver._core cimport (
-    MAX_MOVES, N_CARDS, N_CAT, PH_PLAY, Rng, apply_move, choose_move, deal_due, gen_moves, play_out_sides,
-    popcount, rng_next, side_of, u64)
-from cirulla.solver._equity cimport Eval, cat_margin, evaluate, win_of
-from cirulla.solver._ismcts cimport find_child
+    MAX_MOVES, N_CARDS, N_CAT, PH_PLAY, Rng, apply_move, choose_move, deal_due, gen_moves, popcount,
+    rng_next, side_of, u64)
+from cirulla.solver._equity cimport Eval, cat_margin, win_of
+from cirulla.solver._ismcts cimport find_child, mark_round, roll_out
 from cirulla.solver._search cimport Pair, RootMove
 from cirulla.solver._worlds cimport sample_world
 
@@ -69,8 +69,9 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
     policy after that, its randomness reseeded identically for
     every root move. The per-world figures are independent draws given the
     tree, so their spread gives an honest standard error."""
-    cdef State s0, s
+    cdef State s0, s, at
     cdef Eval ev
+    cdef bint got
     cdef Rng rr
     cdef u64 wseed
     cdef int m, n, i, c, node, best, bv, j
@@ -84,6 +85,7 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
         rr.s = wseed
         apply_move(&s, r, &rm.move)
         deal_due(&s, r, &rr)
+        got = mark_round(S, &s, s0.round, &at, False)
         rm.p_risk += can_sweep_next(&s, r, S.buf)
         node = m + 1
         while s.phase == PH_PLAY and node >= 0:
@@ -97,6 +99,7 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
                 node = find_child(t, node, &S.buf[i])
                 apply_move(&s, r, &S.buf[i])
                 deal_due(&s, r, &rr)
+                got = mark_round(S, &s, s0.round, &at, got)
                 continue
             best = -1; bv = S.follow_min - 1
             for i in range(n):
@@ -108,8 +111,8 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
             node = find_child(t, node, &S.buf[best])
             apply_move(&s, r, &S.buf[best])
             deal_due(&s, r, &rr)
-        play_out_sides(&s, r, &rr, S.eps_milli, S.own_milli, S.me, S.buf)
-        evaluate(&s, r, &S.eq, &ev)
+            got = mark_round(S, &s, s0.round, &at, got)
+        roll_out(S, &s, &rr, &at, s0.round, got, &ev)
         rm.p_val = ev.margin[S.me]
         rm.p_wval = win_of(&ev, S.me) if ev.win0 >= 0 else 0.0
         for j in range(N_CAT):

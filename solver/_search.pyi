@@ -42,7 +42,7 @@ class Searcher:
                  follow_own: int = 1, root_floor: float = 0.0,
                  policy: Policy = ..., infer_policy: Policy = ..., own_policy: int = -1,
                  infer_mix: float = -1.0, infer_soft: int = 0, infer_program: float = 0.0, infer_split: int = 0,
-                 own_eps_milli: int = -1,
+                 own_eps_milli: int = -1, learned_value: int = 0,
                  equity: EquityTable | None = None,
                  scores: list[int] | None = None,
                  next_dealer_side: int = 0, match_mode: bool = False) -> None: ...

@@ -84,7 +84,7 @@ cdef class Searcher:
                  double c_ucb=4.0, int eps_milli=100, int follow_min=8, int follow_own=1,
                  double root_floor=0.0, int policy=GREEDY, int infer_policy=GREEDY, int own_policy=-1,
                  double infer_mix=-1.0, int infer_soft=0, double infer_program=0.0, int infer_split=0,
-                 int own_eps_milli=-1,
+                 int own_eps_milli=-1, int learned_value=0,
                  EquityTable equity=None, list scores=None, int next_dealer_side=0,
                  bint match_mode=False):
         cdef int i, n
@@ -99,6 +99,9 @@ cdef class Searcher:
         if not -1 <= own_eps_milli <= 1000:
             raise ValueError(f"own_eps_milli (the asking side's random moves, per 1000) must be -1 (eps_milli's) "
                              f"or in 0..1000, got {own_eps_milli}")
+        if not 0 <= learned_value <= 2:
+            raise ValueError(f"learned_value must be 0 (off), 1 (on) or 2 (on as far as the other side does not "
+                             f"read as the greedy program), got {learned_value}")
         if not 0 <= follow_own <= 2:
             raise ValueError(f"follow_own must be 0 (the tree at every turn), 1 (at the asking side's) or 2 "
                              f"(at the asking seat's), got {follow_own}")
@@ -151,6 +154,13 @@ cdef class Searcher:
         S.own_milli = own_eps | (rollout if own_policy < 0 else policy_flags(own_policy))
         S.follow_min = follow_min
         S.follow_own = follow_own
+        # the learned value models the others as the engine plays: against the greedy program
+        # the greedy rollouts are the better model, so with 2 it weighs as the program does not
+        S.value_mix = 0.0 if S.r.n_players != 2 else learned_value != 0
+        if learned_value == 2:
+            for i in range(S.r.n_players):
+                if side_of(&S.r, i) != S.me:
+                    S.value_mix = min(S.value_mix, 1.0 - S.k.type_w[i][TYPE_PROGRAM])
         if not 0.0 <= root_floor <= 1.0:
             raise ValueError(f"root_floor (a share of the iterations) must be in 0..1, got {root_floor}")
         S.root_floor = root_floor

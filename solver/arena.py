@@ -88,6 +88,7 @@ def _flag(text: str) -> bool:
 # of the budget's StoppingRule), and how its text is read
 TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "c": ("c_ucb", float), "eps": ("eps_milli", int), "oeps": ("own_eps_milli", int), "follow": ("follow_min", int),
+    "val": ("learned_value", int),
     "share": ("paired_share", float), "pick": ("pick", str), "own": ("follow_own", int),
     "inf": ("infer_t", float), "floor": ("root_floor", float), "pol": ("policy", _policy),
     "ipol": ("infer_policy", _policy), "spol": ("own_policy", _policy), "imix": ("infer_mix", float),

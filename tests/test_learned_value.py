@@ -1,0 +1,109 @@
+"""The learned value (the core's value_features and learned_value, the
+search's learned_value knob) and bench/value_screen.py, which fits it."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from cirulla.solver import Match, Rules, _core
+from cirulla.solver.arena import EngineSpec
+from cirulla.solver.search import Knowledge, SearchBudget, Tuning, run_search
+
+SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "value_screen.py"
+
+
+def load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("value_screen", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_hand_gives_each_rounds_first_state_its_playout_and_the_hands_margin() -> None:
+    vs = load()
+    recs = vs.hand_records(7)
+    rounds = [r["round"] for r in recs]
+    assert rounds == sorted(set(rounds)) and rounds[0] == 0 and len(rounds) >= 5
+    assert len({r["margin"] for r in recs}) == 1
+    core_rules = Match(Rules(hands=1), seed=7).core.rules
+    for r in recs:
+        st = r["state"]
+        places = [st["pile"][0], st["pile"][1], st["hand"][0], st["hand"][1], st["table"]]
+        assert sum(bin(m).count("1") for m in places) + 40 - st["stock_pos"] == 40   # each card once
+        again = _core.CoreState.restore(core_rules, st)
+        again.playout(700, True)
+        score = again.score()
+        assert r["greedy"] == sum(score[0]) - sum(score[1])
+    # the last round's playout plays the same cards the hand did not: its margin is near the real one
+    assert abs(recs[-1]["greedy"] - recs[-1]["margin"]) <= 20
+
+
+def _played(seed: int, moves: int) -> Match:
+    m = Match(Rules(hands=1), seed=seed)
+    for _ in range(moves):
+        m.play(m.greedy_move())
+    return m
+
+
+def test_the_features_put_every_card_in_one_place_then_say_what_places_do_not() -> None:
+    m = _played(3, 9)                           # into the second round: piles, a last capturer
+    core = m.core
+    f = core.value_features()
+    cards = np.array(f[:240]).reshape(40, 6)
+    assert (cards.sum(axis=1) == 1).all()
+    for place, mask in enumerate((core.pile(0), core.pile(1), core.hand(0), core.hand(1), core.table)):
+        assert [c for c in range(40) if cards[c, place]] == [c for c in range(40) if mask >> c & 1]
+    assert cards[:, 5].sum() == 40 - core.stock_pos
+    taken = bin(core.pile(0)).count("1") - bin(core.pile(1)).count("1")
+    assert f[240:] == [core.scope(0) - core.scope(1), core.decl(0) - core.decl(1), core.turn == 0,
+                       core.last_capturer == 0, core.last_capturer == 1,
+                       core.dealer_buona * (1 if core.dealer == 0 else -1), taken, 1]
+
+
+def test_the_learned_value_is_the_models_dot_product_from_the_second_round() -> None:
+    weights = _core.VALUE_MODEL["rounds"]
+    assert sorted(weights) == ["1", "2", "3", "4", "5"]
+    m = _played(5, 7)
+    assert m.core.round == 1
+    w = np.array(weights["1"])
+    for g in (-6.0, 0.0, 4.0):
+        assert m.core.learned_value(g) == pytest.approx(float(np.dot(w[:-1], m.core.value_features()) + w[-1] * g))
+    first = Match(Rules(hands=1), seed=5).core
+    assert first.round == 0 and first.learned_value(3.5) == 3.5       # no weights: the playout's own
+
+
+def test_the_search_knob_corrects_the_rollouts_with_two_players_only() -> None:
+    """learned_value 1 changes a 2-player search's figures; 2 weighs the value by the
+    chance that the other side is not the greedy program (a prior of 1 for the program:
+    the rollouts as they are); with 4 players the value is off."""
+    def figures(m: Match, **knobs: float) -> list[float]:
+        result = run_search(Knowledge.of(m.view(m.to_move)), SearchBudget(iterations=600, seed=4),
+                            Tuning(knobs=knobs))
+        return [s.expected_points for s in result.moves]
+
+    m = _played(11, 2)
+    assert figures(m, learned_value=1) != figures(m) == figures(m, learned_value=0)
+    assert figures(m, learned_value=2, infer_program=1.0) == figures(m, infer_program=1.0)
+    assert figures(m, learned_value=2, infer_program=0.0) == figures(m, learned_value=1, infer_program=0.0)
+    four = Match(Rules(players=4, hands=1), seed=11)
+    four.play(four.greedy_move())
+    assert figures(four, learned_value=1) == figures(four)
+    with pytest.raises(ValueError, match="learned_value"):
+        figures(m, learned_value=3)
+    assert dict(EngineSpec.parse("ismcts:100it:val=2").params) == {"learned_value": 2}
+
+
+def test_the_ridge_and_the_network_fit_what_they_are_given() -> None:
+    vs = load()
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(4000, 5))
+    y = x @ np.array([1.0, -2.0, 0.5, 0.0, 3.0])
+    assert np.allclose(vs.ridge(x, y, lam=1e-9), [1.0, -2.0, 0.5, 0.0, 3.0], atol=1e-6)
+    assert vs.mlp_mse(x[:3000], y[:3000], x[3000:], y[3000:], seed=1, epochs=20) < 0.1 * y.var()
