@@ -382,7 +382,8 @@ cdef void value_features(const State* s, double* f) noexcept nogil
 # Side 0's margin: g0, what a rollout reached from the first state of a round (at), corrected
 # by the learned value; g0 itself where the model has no weights for that round
 cdef double learned_value(const State* at, double g0) noexcept nogil
-# play_out_sides, the first state of a round other than root_round into at unless got: whether at holds one
+# play_out_sides, the first state of a round other than root_round into at unless got (got: play_out_sides
+# itself): whether at holds one
 cdef bint play_out_marking(State* s, const Rules* r, Rng* rng, int eps_milli, int own_milli, int own_side,
                            Move* buf, State* at, int root_round, bint got) noexcept nogil
 

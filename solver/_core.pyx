@@ -1252,19 +1252,7 @@ cdef void play_out_sides(State* s, const Rules* r, Rng* rng, int eps_milli, int 
                          Move* buf) noexcept nogil:
     """play_out, the seats of own_side choosing by own_milli's policy and the
     others by eps_milli's (the same flags: play_out itself)."""
-    cdef int n, i
-    if own_milli == eps_milli:
-        play_out(s, r, rng, eps_milli, buf)
-        return
-    while s.phase != PH_OVER:
-        if s.phase == PH_DEAL:
-            deal_due(s, r, rng)
-            continue
-        n = gen_moves(s, r, buf, MAX_MOVES)
-        if n > MAX_MOVES:
-            n = MAX_MOVES
-        i = choose_move(s, r, rng, buf, n, own_milli if side_of(r, s.turn) == own_side else eps_milli)
-        apply_move(s, r, &buf[i])
+    play_out_marking(s, r, rng, eps_milli, own_milli, own_side, buf, NULL, 0, True)
 
 
 # --- the learned value ---
@@ -1323,6 +1311,9 @@ cdef double learned_value(const State* at, double g0) noexcept nogil:
 cdef bint play_out_marking(State* s, const Rules* r, Rng* rng, int eps_milli, int own_milli, int own_side,
                            Move* buf, State* at, int root_round, bint got) noexcept nogil:
     cdef int n, i
+    if got and own_milli == eps_milli:
+        play_out(s, r, rng, eps_milli, buf)
+        return got
     while s.phase != PH_OVER:
         if s.phase == PH_DEAL:
             deal_due(s, r, rng)
