@@ -4,6 +4,7 @@
 #
 # Cards are 0..39: card = suit * 10 + rank, suits D H C S (R-SUITS), ranks
 # A 2 3 4 5 6 7 J Q K (R-DECK); a set of cards is one 64-bit mask.
+from libc.string cimport memcpy
 
 ctypedef unsigned long long u64
 
@@ -375,15 +376,24 @@ cdef void play_out_sides(State* s, const Rules* r, Rng* rng, int eps_milli, int 
 # every card lay: a correction of the rollouts, which model every seat as greedy.
 cdef enum:
     VALUE_PLACES = 6    # side 0's pile, side 1's, seat 0's hand, seat 1's, the table, the stock
-    N_VF = N_CARDS * VALUE_PLACES + 8   # value_features: each card's place, then the extras
+    VALUE_EXTRAS = 8    # sweeps, declarations, who leads, the last capturer (2), the dealer's points, cards taken, 1
+    N_VF = N_CARDS * VALUE_PLACES + VALUE_EXTRAS   # value_features: each card's place, then the extras
     VALUE_ROUNDS = 6    # a 2-player hand's rounds
 # The features into f[N_VF] (2 players)
 cdef void value_features(const State* s, double* f) noexcept nogil
 # Side 0's margin: g0, what a rollout reached from the first state of a round (at), corrected
 # by the learned value; g0 itself where the model has no weights for that round
 cdef double learned_value(const State* at, double g0) noexcept nogil
-# play_out_sides, the first state of a round other than root_round into at unless got (got: play_out_sides
-# itself): whether at holds one
+cdef inline bint mark_round(const State* s, int root_round, State* at, bint got) noexcept nogil:
+    """Whether at holds the first state of a round after root_round: s copied
+    into it if s is one and at holds none yet."""
+    if not got and s.phase == PH_PLAY and s.round != root_round:
+        memcpy(at, s, sizeof(State))
+        return True
+    return got
+
+# play_out_sides, marking (mark_round) the first state of a round after root_round in at unless got (got:
+# play_out_sides itself): whether at holds one
 cdef bint play_out_marking(State* s, const Rules* r, Rng* rng, int eps_milli, int own_milli, int own_side,
                            Move* buf, State* at, int root_round, bint got) noexcept nogil
 

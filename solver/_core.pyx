@@ -1289,7 +1289,7 @@ cdef void value_features(const State* s, double* f) noexcept nogil:
 cdef double learned_value(const State* at, double g0) noexcept nogil:
     # value_features' dot product, the one-hot places summed as they are met
     cdef u64 places[VALUE_PLACES]
-    cdef double extras[N_VF - N_CARDS * VALUE_PLACES]
+    cdef double extras[VALUE_EXTRAS]
     cdef const double* w
     cdef double v
     cdef u64 m
@@ -1304,7 +1304,7 @@ cdef double learned_value(const State* at, double g0) noexcept nogil:
         while m:
             v += w[lowest(m) * VALUE_PLACES + p]
             m &= m - 1
-    for p in range(N_VF - N_CARDS * VALUE_PLACES):
+    for p in range(VALUE_EXTRAS):
         v += w[N_CARDS * VALUE_PLACES + p] * extras[p]
     return v
 
@@ -1317,9 +1317,7 @@ cdef bint play_out_marking(State* s, const Rules* r, Rng* rng, int eps_milli, in
     while s.phase != PH_OVER:
         if s.phase == PH_DEAL:
             deal_due(s, r, rng)
-            if not got and s.phase == PH_PLAY and s.round != root_round:
-                memcpy(at, s, sizeof(State))
-                got = True
+            got = mark_round(s, root_round, at, got)
             continue
         n = gen_moves(s, r, buf, MAX_MOVES)
         if n > MAX_MOVES:

@@ -2,9 +2,7 @@
 # SO-ISMCTS with availability counts: the tree (nodes found by a hash of
 # (parent, move)) and one iteration of the search on it.
 
-from libc.string cimport memcpy
-
-from cirulla.solver._core cimport PH_PLAY, Move, Rng, State, u64
+from cirulla.solver._core cimport Move, Rng, State, mark_round, u64
 from cirulla.solver._equity cimport Eval
 from cirulla.solver._search cimport Search
 
@@ -60,13 +58,9 @@ cdef int tree_init(Tree* t, const Search* S) noexcept nogil
 cdef void tree_free(Tree* t) noexcept nogil
 cdef void ismcts_iteration(Search* S, Tree* t) noexcept nogil
 
-cdef inline bint mark_round(const Search* S, const State* s, int root_round, State* at, bint got) noexcept nogil:
-    """Whether at holds the first state of a round after the root's: s copied
-    into it if s is one and at holds none yet (only with the learned value on)."""
-    if S.value_mix > 0 and not got and s.phase == PH_PLAY and s.round != root_round:
-        memcpy(at, s, sizeof(State))
-        return True
-    return got
+cdef inline bint marked(const Search* S, const State* s, int root_round, State* at, bint got) noexcept nogil:
+    """mark_round where the learned value is on."""
+    return mark_round(s, root_round, at, got) if S.value_mix > 0 else got
 
 # The hand played out from s by the rollout policy and evaluated into ev; with
 # the learned value on, the margins corrected at the first state of a round

@@ -8,7 +8,7 @@ from libc.string cimport memset
 
 from cirulla.solver._core cimport (
     MAX_MOVES, N_CAT, PH_PLAY, Rng, Rules, State, apply_move, deal_due, gen_moves, learned_value, play_out_marking,
-    play_out_sides, rng_below, side_of)
+    rng_below, side_of)
 from cirulla.solver._equity cimport Eval, cat_margin, evaluate, reward, win_of
 from cirulla.solver._search cimport RootMove
 from cirulla.solver._worlds cimport sample_world
@@ -115,12 +115,11 @@ cdef inline int starved_root(const Search* S, const Tree* t, int n, int best) no
 
 
 cdef void roll_out(Search* S, State* s, Rng* rng, State* at, int root_round, bint got, Eval* ev) noexcept nogil:
-    if S.value_mix > 0:
-        got = play_out_marking(s, &S.r, rng, S.eps_milli, S.own_milli, S.me, S.buf, at, root_round, got)
-    else:
-        play_out_sides(s, &S.r, rng, S.eps_milli, S.own_milli, S.me, S.buf)
+    # (the learned value off: got from the start, a plain playout)
+    got = play_out_marking(s, &S.r, rng, S.eps_milli, S.own_milli, S.me, S.buf, at, root_round,
+                           got or S.value_mix == 0)
     evaluate(s, &S.r, &S.eq, ev)
-    if got:                                             # (2 players)
+    if got and S.value_mix > 0:                         # (2 players)
         ev.margin[0] += S.value_mix * (learned_value(at, ev.margin[0]) - ev.margin[0])
         ev.margin[1] = -ev.margin[0]
 
@@ -173,14 +172,14 @@ cdef void ismcts_iteration(Search* S, Tree* t) noexcept nogil:
                     t.nodes[c].avail = 1
             apply_move(&s, r, &S.buf[i])
             deal_due(&s, r, &S.rng)
-            got = mark_round(S, &s, root_round, &at, got)
+            got = marked(S, &s, root_round, &at, got)
             if c >= 0:
                 depth += 1; path[depth] = c
             break
         c = find_child(t, node, &S.buf[best])
         apply_move(&s, r, &S.buf[best])
         deal_due(&s, r, &S.rng)
-        got = mark_round(S, &s, root_round, &at, got)
+        got = marked(S, &s, root_round, &at, got)
         depth += 1; path[depth] = c
         node = c
     roll_out(S, &s, &S.rng, &at, root_round, got, &ev)

@@ -9,7 +9,7 @@ from cirulla.solver._core cimport (
     MAX_MOVES, N_CARDS, N_CAT, PH_PLAY, Rng, apply_move, choose_move, deal_due, gen_moves, popcount,
     rng_next, side_of, u64)
 from cirulla.solver._equity cimport Eval, cat_margin, win_of
-from cirulla.solver._ismcts cimport find_child, mark_round, roll_out
+from cirulla.solver._ismcts cimport find_child, marked, roll_out
 from cirulla.solver._search cimport Pair, RootMove
 from cirulla.solver._worlds cimport sample_world
 
@@ -85,7 +85,7 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
         rr.s = wseed
         apply_move(&s, r, &rm.move)
         deal_due(&s, r, &rr)
-        got = mark_round(S, &s, s0.round, &at, False)
+        got = marked(S, &s, s0.round, &at, False)
         rm.p_risk += can_sweep_next(&s, r, S.buf)
         node = m + 1
         while s.phase == PH_PLAY and node >= 0:
@@ -99,7 +99,7 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
                 node = find_child(t, node, &S.buf[i])
                 apply_move(&s, r, &S.buf[i])
                 deal_due(&s, r, &rr)
-                got = mark_round(S, &s, s0.round, &at, got)
+                got = marked(S, &s, s0.round, &at, got)
                 continue
             best = -1; bv = S.follow_min - 1
             for i in range(n):
@@ -111,7 +111,7 @@ cdef void paired_world(Search* S, const Tree* t) noexcept nogil:
             node = find_child(t, node, &S.buf[best])
             apply_move(&s, r, &S.buf[best])
             deal_due(&s, r, &rr)
-            got = mark_round(S, &s, s0.round, &at, got)
+            got = marked(S, &s, s0.round, &at, got)
         roll_out(S, &s, &rr, &at, s0.round, got, &ev)
         rm.p_val = ev.margin[S.me]
         rm.p_wval = win_of(&ev, S.me) if ev.win0 >= 0 else 0.0
