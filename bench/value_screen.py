@@ -7,11 +7,12 @@ than a greedy playout from the same position; or the value could correct what
 the playout reached. This measures both.
 
 Seeded self-play hands, classic, 2 players, the engine at its default budget
-on both seats (hand k from match seed SEED + k). At the first decision of each
-round it records the whole state (every card's place: piles, hands, table,
-stock) and one greedy playout's margin from it (_core.CoreState.playout, the
-greedy policy on both seats); at the hand's end, the margin the engine's own
-play reached (seat 0's points less seat 1's). Then, per round, on the hands
+on both seats, without the value it fits (hand k from match seed SEED + k).
+At the first decision of each round it records the whole state (every card's
+place: piles, hands, table, stock) and one greedy playout's margin from it
+(_core.CoreState.playout, the greedy policy on both seats); at the hand's
+end, the margin the engine's own play reached (seat 0's points less seat
+1's), in all and by category. Then, per round, on the hands
 with k % 5 != 0 (the others held out), it fits
 
 - `value`: a ridge regression of the margin on the core's value_features
@@ -25,9 +26,9 @@ with k % 5 != 0 (the others held out), it fits
 
 and prints each one's mean squared error against the held-out hands'
 margins, beside the raw playout's (`greedy`) and a constant's. With
-`--write` it fits `value + greedy` on every hand and writes it to
-solver/value_model.json, which the core reads at import (the search's
-`learned_value` knob).
+`--write` it fits `value + greedy` on every hand, for the margin and for each
+category, and writes it to solver/value_model.json, which the core reads at
+import (the search's `learned_value`).
 
     python bench/value_screen.py --hands 20000 --seed 100000 --jobs 2 \
         --data /tmp/value.jsonl.gz --write     # about 35 minutes on 2 cores
@@ -50,13 +51,17 @@ from typing import Any
 import numpy as np
 
 from cirulla.solver import _core
-from cirulla.solver.events import HandEnd
+from cirulla.solver.events import CATEGORIES, HandEnd
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
 from cirulla.solver.rules import Rules
 from cirulla.solver.search import DEFAULT_BUDGET, Knowledge, Tuning, run_search
 
 MODEL = Path(__file__).resolve().parents[1] / "solver" / "value_model.json"
+
+
+# the engine as it plays without the value it is fitting (and without match tables: single hands)
+UNCORRECTED = Tuning(use_tables=False, knobs={"learned_value": 0})
 
 
 def hand_records(seed: int) -> list[dict[str, Any]]:
@@ -80,11 +85,12 @@ def hand_records(seed: int) -> list[dict[str, Any]]:
             continue
         k += 1
         result = run_search(Knowledge.of(match.view(match.to_move)),
-                            dataclasses.replace(DEFAULT_BUDGET, seed=seed * 1000 + k), Tuning(use_tables=False))
+                            dataclasses.replace(DEFAULT_BUDGET, seed=seed * 1000 + k), UNCORRECTED)
         match.play(result.best)
     end = next(e for e in match.events if isinstance(e, HandEnd))
     for r in out:
         r["margin"] = end.sides[0].total - end.sides[1].total
+        r["categories"] = [getattr(end.sides[0], c) - getattr(end.sides[1], c) for c in CATEGORIES]
     return out
 
 
@@ -155,18 +161,29 @@ def screen(recs: list[dict[str, Any]], seed: int) -> None:
 
 def write(recs: list[dict[str, Any]], command: str) -> None:
     """The rounds' corrections, fitted on every hand, into value_model.json (the rounds after the first: a
-    rollout is corrected at the first round after its root's)."""
-    weights = {}
+    rollout is corrected at the first round after its root's): the margin's, and each category's on the
+    same inputs (a ridge fit is linear in its target, so the categories' add up to the margin's; the
+    search reports a move's points by category, which add up to its expected points)."""
+    rounds: dict[str, list[float]] = {}
+    categories: dict[str, list[list[float]]] = {}
     for rnd in sorted({r["round"] for r in recs} - {0}):
         rs = [r for r in recs if r["round"] == rnd]
         x = np.c_[np.array([features(r["state"]) for r in rs]), [r["greedy"] for r in rs]]
-        weights[str(rnd)] = [round(float(w), 6) for w in ridge(x, np.array([r["margin"] for r in rs], dtype=float))]
+        targets = np.c_[[r["margin"] for r in rs], [r["categories"] for r in rs]].astype(float)
+        fitted = ridge(x, targets)
+        rounds[str(rnd)] = [round(float(w), 6) for w in fitted[:, 0]]
+        categories[str(rnd)] = [[round(float(w), 6) for w in fitted[:, 1 + c]] for c in range(len(CATEGORIES))]
     seeds = sorted({r["seed"] for r in recs})
     head = {"fitted_by": command, "hands": len(seeds), "match_seeds": f"{seeds[0]}..{seeds[-1]}",
             "about": "per round, the weights of the core's value_features (each card's place, then the extras) "
-                     "and then of the greedy playout's margin: side 0's margin is their dot product"}
-    rows = ",\n".join(f"  {json.dumps(k)}: {json.dumps(w)}" for k, w in weights.items())
-    MODEL.write_text(json.dumps(head, indent=1)[:-2] + ',\n "rounds": {\n' + rows + "\n }\n}\n")
+                     "and then of the greedy playout's margin: side 0's margin is their dot product; "
+                     "per round and category (the core's order), the same for side 0's margin in that category",
+            "categories_order": list(CATEGORIES)}
+    rows = ",\n".join(f"  {json.dumps(k)}: {json.dumps(w)}" for k, w in rounds.items())
+    cat_rows = ",\n".join(f"  {json.dumps(k)}: [\n   " + ",\n   ".join(json.dumps(w) for w in ws) + "]"
+                           for k, ws in categories.items())
+    MODEL.write_text(json.dumps(head, indent=1)[:-2] + ',\n "rounds": {\n' + rows + "\n },\n"
+                     ' "categories": {\n' + cat_rows + "\n }\n}\n")
     print(f"wrote {MODEL}")
 
 

@@ -379,11 +379,14 @@ cdef enum:
     VALUE_EXTRAS = 8    # sweeps, declarations, who leads, the last capturer (2), the dealer's points, cards taken, 1
     N_VF = N_CARDS * VALUE_PLACES + VALUE_EXTRAS   # value_features: each card's place, then the extras
     VALUE_ROUNDS = 6    # a 2-player hand's rounds
+    VALUE_OUTS = 1 + N_CAT   # what it values: side 0's margin, then its margin in each category
 # The features into f[N_VF] (2 players)
 cdef void value_features(const State* s, double* f) noexcept nogil
 # Side 0's margin: g0, what a rollout reached from the first state of a round (at), corrected
-# by the learned value; g0 itself where the model has no weights for that round
-cdef double learned_value(const State* at, double g0) noexcept nogil
+# by the learned value; g0 itself where the model has no weights for that round. fix[N_CAT]: the
+# correction split by category (the categories' own fits, g_cat[N_CAT] the rollout's category
+# margins), adding up to the margin's
+cdef double learned_value(const State* at, double g0, const double* g_cat, double* fix) noexcept nogil
 cdef inline bint mark_round(const State* s, int root_round, State* at, bint got) noexcept nogil:
     """Whether at holds the first state of a round after root_round: s copied
     into it if s is one and at holds none yet."""

@@ -1257,7 +1257,9 @@ cdef void play_out_sides(State* s, const Rules* r, Rng* rng, int eps_milli, int 
 
 # --- the learned value ---
 
-cdef double VALUE_W[VALUE_ROUNDS][N_VF + 1]     # per round: the features' weights, then the playout's
+# per round, per feature and then the playout's margin: the weights of each of VALUE_OUTS, side by
+# side as they are summed together
+cdef double VALUE_W[VALUE_ROUNDS][N_VF + 1][VALUE_OUTS]
 cdef bint VALUE_ON[VALUE_ROUNDS]                # the rounds value_model.json has weights for
 
 cdef inline void value_parts(const State* s, u64* places, double* extras) noexcept nogil:
@@ -1286,27 +1288,41 @@ cdef void value_features(const State* s, double* f) noexcept nogil:
             f[lowest(m) * VALUE_PLACES + p] = 1.0
             m &= m - 1
 
-cdef double learned_value(const State* at, double g0) noexcept nogil:
-    # value_features' dot product, the one-hot places summed as they are met
+cdef double learned_value(const State* at, double g0, const double* g_cat, double* fix) noexcept nogil:
+    # value_features' dot products, the one-hot places summed as they are met
     cdef u64 places[VALUE_PLACES]
     cdef double extras[VALUE_EXTRAS]
+    cdef double v[VALUE_OUTS]
     cdef const double* w
-    cdef double v
+    cdef double rest
     cdef u64 m
-    cdef int p
+    cdef int p, k
     if at.round < 0 or at.round >= VALUE_ROUNDS or not VALUE_ON[at.round]:
+        memset(fix, 0, N_CAT * sizeof(double))
         return g0
-    w = VALUE_W[at.round]
     value_parts(at, places, extras)
-    v = w[N_VF] * g0
+    w = VALUE_W[at.round][N_VF]
+    for k in range(VALUE_OUTS):
+        v[k] = w[k] * g0
     for p in range(VALUE_PLACES):
         m = places[p]
         while m:
-            v += w[lowest(m) * VALUE_PLACES + p]
+            w = VALUE_W[at.round][lowest(m) * VALUE_PLACES + p]
+            for k in range(VALUE_OUTS):
+                v[k] += w[k]
             m &= m - 1
     for p in range(VALUE_EXTRAS):
-        v += w[N_CARDS * VALUE_PLACES + p] * extras[p]
-    return v
+        w = VALUE_W[at.round][N_CARDS * VALUE_PLACES + p]
+        for k in range(VALUE_OUTS):
+            v[k] += w[k] * extras[p]
+    # the categories' fits add up to the margin's but for the weights' rounding: spread evenly
+    rest = v[0] - g0
+    for k in range(N_CAT):
+        fix[k] = v[1 + k] - g_cat[k]
+        rest -= fix[k]
+    for k in range(N_CAT):
+        fix[k] += rest / N_CAT
+    return v[0]
 
 cdef bint play_out_marking(State* s, const Rules* r, Rng* rng, int eps_milli, int own_milli, int own_side,
                            Move* buf, State* at, int root_round, bint got) noexcept nogil:
@@ -1333,10 +1349,13 @@ def _load_value_model():
     from importlib.resources import files
     model = json.loads(files("cirulla.solver").joinpath("value_model.json").read_text())
     for key, row in model["rounds"].items():
-        if len(row) != N_VF + 1:
-            raise ValueError(f"value_model.json: round {key} has {len(row)} weights, not {N_VF + 1}")
-        for j in range(N_VF + 1):
-            VALUE_W[int(key)][j] = row[j]
+        rows = [row, *model["categories"].get(key, ())]
+        if len(rows) != VALUE_OUTS or any(len(r) != N_VF + 1 for r in rows):
+            raise ValueError(f"value_model.json: round {key} wants {N_VF + 1} weights for the margin and for "
+                             f"each of {N_CAT} categories, got {[len(r) for r in rows]}")
+        for k in range(VALUE_OUTS):
+            for j in range(N_VF + 1):
+                VALUE_W[int(key)][j][k] = rows[k][j]
         VALUE_ON[int(key)] = True
     return model
 
@@ -1572,10 +1591,20 @@ cdef class CoreState:
         value_features(&self.s, f)
         return [f[j] for j in range(N_VF)]
 
-    def learned_value(self, double g0):
-        """Side 0's margin g0, reached by a playout from this state (the first of a round),
-        corrected by the learned value (learned_value)."""
-        return learned_value(&self.s, g0)
+    def learned_value(self, categories):
+        """Side 0's margin by category (N_CAT numbers), reached by a playout from this state
+        (the first of a round), corrected by the learned value (learned_value): the margin
+        and the categories' corrected margins, which add up to it."""
+        cdef double g_cat[N_CAT]
+        cdef double fix[N_CAT]
+        cdef double g0 = 0.0
+        if len(categories) != N_CAT:
+            raise ValueError(f"learned_value: {N_CAT} category margins wanted, got {len(categories)}")
+        for k in range(N_CAT):
+            g_cat[k] = categories[k]
+            g0 += g_cat[k]
+        v = learned_value(&self.s, g0, g_cat, fix)
+        return v, [g_cat[k] + fix[k] for k in range(N_CAT)]
 
     def learned_choice(self, moves):
         """Index of the learned policy's move among these (legal_moves order)."""

@@ -17,6 +17,7 @@ cdef struct Equity:
 cdef struct Eval:
     int pts[MAX_SEATS]              # hand points by side
     int cats[MAX_SEATS * N_CAT]
+    double cat_fix[N_CAT]           # 2 sides: side 0's category margins' correction (the learned value)
     int cappotto                    # side, or -1
     double margin[MAX_SEATS]        # each side's points minus the others' average
     double win0                     # P(side 0 wins the match) after this hand, or -1
@@ -44,12 +45,14 @@ cdef inline double reward(const Eval* ev, int side, int match_mode) noexcept nog
     return ev.margin[side]
 
 cdef inline double cat_margin(const Rules* r, const Eval* ev, int side, int cat) noexcept nogil:
-    """A side's points in one category minus the other sides' average."""
+    """A side's points in one category minus the other sides' average (with the
+    learned value's correction, if any)."""
     cdef int k, others = 0
     for k in range(r.n_sides):
         if k != side:
             others += ev.cats[k * N_CAT + cat]
-    return ev.cats[side * N_CAT + cat] - others / <double>(r.n_sides - 1)
+    return (ev.cats[side * N_CAT + cat] - others / <double>(r.n_sides - 1)
+            + (ev.cat_fix[cat] if side == 0 else -ev.cat_fix[cat]))
 
 cdef class EquityTable:
     cdef float* w

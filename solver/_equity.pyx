@@ -17,6 +17,7 @@ cdef void evaluate(const State* s, const Rules* r, const Equity* e, Eval* ev) no
     """ev = the points, margins and (with a table) match equity of the finished hand s."""
     cdef int k, j, total = 0, ns = r.n_sides
     score_hand(s, r, ev.cats)
+    memset(ev.cat_fix, 0, N_CAT * sizeof(double))
     for k in range(ns):
         ev.pts[k] = 0
         for j in range(N_CAT):

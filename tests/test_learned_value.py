@@ -10,7 +10,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from cirulla.solver import Match, Rules, _core
+from cirulla.solver import CATEGORIES, Match, Rules, _core
 from cirulla.solver.arena import EngineSpec
 from cirulla.solver.search import Knowledge, SearchBudget, Tuning, run_search
 
@@ -32,6 +32,7 @@ def test_a_hand_gives_each_rounds_first_state_its_playout_and_the_hands_margin()
     rounds = [r["round"] for r in recs]
     assert rounds == sorted(set(rounds)) and rounds[0] == 0 and len(rounds) >= 5
     assert len({r["margin"] for r in recs}) == 1
+    assert len({tuple(r["categories"]) for r in recs}) == 1 and sum(recs[0]["categories"]) == recs[0]["margin"]
     core_rules = Match(Rules(hands=1), seed=7).core.rules
     for r in recs:
         st = r["state"]
@@ -68,15 +69,27 @@ def test_the_features_put_every_card_in_one_place_then_say_what_places_do_not() 
 
 
 def test_the_learned_value_is_the_models_dot_product_from_the_second_round() -> None:
-    weights = _core.VALUE_MODEL["rounds"]
-    assert sorted(weights) == ["1", "2", "3", "4", "5"]
+    """The margin's own fit gives the margin; each category's fit its category, the
+    weights' rounding spread so that the categories add up to the margin."""
+    weights, by_category = _core.VALUE_MODEL["rounds"], _core.VALUE_MODEL["categories"]
+    assert sorted(weights) == sorted(by_category) == ["1", "2", "3", "4", "5"]
+    assert _core.VALUE_MODEL["categories_order"] == list(CATEGORIES)
     m = _played(5, 7)
     assert m.core.round == 1
-    w = np.array(weights["1"])
-    for g in (-6.0, 0.0, 4.0):
-        assert m.core.learned_value(g) == pytest.approx(float(np.dot(w[:-1], m.core.value_features()) + w[-1] * g))
+    w, wc = np.array(weights["1"]), np.array(by_category["1"])
+    assert wc.shape == (len(CATEGORIES), len(w)) and np.allclose(wc.sum(axis=0), w, atol=1e-5)
+    f = np.array(m.core.value_features())
+    for cats in ([0, 0, 0, 0, 0, 0, 0, 0, 0], [-2, 1, 1, 0, -1, 1, 0, 0, 0], [3, 0, -1, 1, 1, -1, 4, 0, 0]):
+        g = float(sum(cats))
+        margin, corrected = m.core.learned_value(cats)
+        assert margin == pytest.approx(float(np.dot(w[:-1], f) + w[-1] * g))
+        assert sum(corrected) == pytest.approx(margin, abs=1e-9)
+        assert corrected == pytest.approx(list(wc[:, :-1] @ f + wc[:, -1] * g), abs=1e-4)
     first = Match(Rules(hands=1), seed=5).core
-    assert first.round == 0 and first.learned_value(3.5) == 3.5       # no weights: the playout's own
+    cats = [3, 0, 0, 0, 0, 0, 0, 0, 0.5]
+    assert first.round == 0 and first.learned_value(cats) == (3.5, cats)      # no weights: the playout's own
+    with pytest.raises(ValueError, match="9 category margins"):
+        m.core.learned_value([1.0, 2.0])
 
 
 def test_the_search_knob_corrects_the_rollouts_with_two_players_only() -> None:
@@ -98,6 +111,21 @@ def test_the_search_knob_corrects_the_rollouts_with_two_players_only() -> None:
     with pytest.raises(ValueError, match="learned_value"):
         figures(m, learned_value=3)
     assert dict(EngineSpec.parse("ismcts:100it:val=2").params) == {"learned_value": 2}
+
+
+def test_the_categories_add_up_to_the_corrected_expected_points() -> None:
+    """With the value on, a move's points by category still add up to its expected
+    points (the categories corrected by their own fits), in the tree's figures and
+    in the paired phase's."""
+    m = _played(11, 2)
+    for share in (0.0, 1.0):
+        result = run_search(Knowledge.of(m.view(m.to_move)), SearchBudget(iterations=800, seed=2),
+                            Tuning(paired_share=share, knobs={"learned_value": 1}))
+        plain = run_search(Knowledge.of(m.view(m.to_move)), SearchBudget(iterations=800, seed=2),
+                           Tuning(paired_share=share, knobs={"learned_value": 0}))
+        for s in result.moves:
+            assert sum(s.categories.values()) == pytest.approx(s.expected_points, abs=1e-9)
+        assert [s.categories for s in result.moves] != [s.categories for s in plain.moves]
 
 
 def test_the_ridge_and_the_network_fit_what_they_are_given() -> None:
