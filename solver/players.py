@@ -122,19 +122,19 @@ class Rating:
 
 # The ladder's ratings, the one place apps read them from (GetEngineInfo, README
 # "Strength (the arena)"): measured with the LEVELS above (a change to them or to
-# the search's defaults is measured again), 2026-12-02 (the other seat's rollout
-# moves one in five at random, the asking side's one in ten), by
+# the search's defaults is measured again), 2026-12-04 (with 2 players the rollouts
+# corrected by the learned value), by
 #   python bench/ladder.py --levels greedy,beginner,casual,intermediate,advanced \
 #       --pairs 600 --seed 1000 --jobs 2 --table
 # and full by `--levels full --pairs 300` (the same seed, the same default)
 RATINGS: dict[str, Rating] = {
     "random": Rating(-6.96, -7.32, -6.61, 600),
     "greedy": Rating(0.0, 0.0, 0.0, 0),
-    "beginner": Rating(+1.17, +0.86, +1.48, 600),
-    "casual": Rating(+1.91, +1.60, +2.23, 600),
-    "intermediate": Rating(+2.59, +2.30, +2.89, 600),
-    "advanced": Rating(+3.25, +2.95, +3.55, 600),
-    "full": Rating(+4.06, +3.67, +4.46, 300),
+    "beginner": Rating(+1.38, +1.06, +1.69, 600),
+    "casual": Rating(+1.95, +1.65, +2.26, 600),
+    "intermediate": Rating(+2.53, +2.23, +2.83, 600),
+    "advanced": Rating(+3.45, +3.14, +3.77, 600),
+    "full": Rating(+4.13, +3.75, +4.52, 300),
 }
 
 

@@ -101,6 +101,8 @@ INFER_MIX = 0.5             # the inference's model of the others (2 players): t
 INFER_PROGRAM = 0.3         # the prior that a seat is a program playing greedy's best move
 ROLLOUT_EPS = 200           # 2 players: the others' random moves in the rollouts, per 1000 (the Searcher's: 100)
 OWN_ROLLOUT_EPS = 100       # and the asking side's own
+LEARNED_VALUE = 2           # 2 players: the rollouts' outcomes corrected by the learned value, as far as the
+                            # other side does not read as the greedy program (the Searcher's: 0, off)
 EXACT_PROGRAM = 0.9         # the program's weight from which the last rounds are its best response, not minimax
 EXACT_PROGRAM_SIDES = 0.5   # the same with 4 players (the last round), the least of the other side's two
 EQUITY_HANDS = 100_000      # greedy self-play hands behind the match-equity table
@@ -692,9 +694,12 @@ def searcher_knobs(rules: Rules, tuning: Tuning = Tuning()) -> SearchParams:
     if rules.players == 2:
         knobs["infer_mix"], knobs["infer_soft"] = INFER_MIX, 1
         # the others' rollout moves trusted less than the asking side's own (with 4 players it
-        # measured weaker: README); flat Monte Carlo stays the yardstick it was
+        # measured weaker: README), and the rollouts' outcomes corrected by the learned value
+        # (fitted on 2-player self-play: bench/value_screen.py); flat Monte Carlo stays the
+        # yardstick it was
         if tuning.method is not SearchMethod.FLAT:
             knobs["eps_milli"], knobs["own_eps_milli"] = ROLLOUT_EPS, OWN_ROLLOUT_EPS
+            knobs["learned_value"] = LEARNED_VALUE
     knobs.update(tuning.knobs)
     return knobs
 

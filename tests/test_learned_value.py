@@ -93,16 +93,17 @@ def test_the_learned_value_is_the_models_dot_product_from_the_second_round() -> 
 
 
 def test_the_search_knob_corrects_the_rollouts_with_two_players_only() -> None:
-    """learned_value 1 changes a 2-player search's figures; 2 weighs the value by the
-    chance that the other side is not the greedy program (a prior of 1 for the program:
-    the rollouts as they are); with 4 players the value is off."""
+    """learned_value 1 changes a 2-player search's figures; 2 (the default with 2
+    players) weighs the value by the chance that the other side is not the greedy
+    program (a prior of 1 for the program: the rollouts as they are); with 4 players
+    the value is off."""
     def figures(m: Match, **knobs: float) -> list[float]:
         result = run_search(Knowledge.of(m.view(m.to_move)), SearchBudget(iterations=600, seed=4),
                             Tuning(knobs=knobs))
         return [s.expected_points for s in result.moves]
 
     m = _played(11, 2)
-    assert figures(m, learned_value=1) != figures(m) == figures(m, learned_value=0)
+    assert figures(m, learned_value=1) != figures(m, learned_value=0) != figures(m) == figures(m, learned_value=2)
     assert figures(m, learned_value=2, infer_program=1.0) == figures(m, infer_program=1.0)
     assert figures(m, learned_value=2, infer_program=0.0) == figures(m, learned_value=1, infer_program=0.0)
     four = Match(Rules(players=4, hands=1), seed=11)

@@ -749,7 +749,7 @@ def _last_two_rounds_after_loose_play(seed: int) -> Match:
     return match
 
 
-@pytest.mark.parametrize("seed", [26, 28, 30])
+@pytest.mark.parametrize("seed", [26, 28, 31])
 def test_a_slack_lets_rollouts_order_the_exact_moves_near_the_best(seed):
     """Tuning.exact_slack: where minimax solves the last two rounds, the moves
     within the slack of the best are ordered by rollouts as equal ones are; the
