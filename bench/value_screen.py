@@ -33,6 +33,9 @@ import (the search's `learned_value`).
     python bench/value_screen.py --hands 20000 --seed 100000 --jobs 2 \
         --data /tmp/value.jsonl.gz --write     # about 35 minutes on 2 cores
 
+`--players 4` screens 4-player hands (two sides) the same way, on features
+of its own (the core's value is 2-player, so nothing is written).
+
 `--data` keeps the self-play records (reused if the file exists, so the fits
 can be run again without playing). Needs numpy (`pip install -e .[fit]`).
 """
@@ -40,8 +43,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import gzip
 import json
+import operator
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -64,11 +69,11 @@ MODEL = Path(__file__).resolve().parents[1] / "solver" / "value_model.json"
 UNCORRECTED = Tuning(use_tables=False, knobs={"learned_value": 0})
 
 
-def hand_records(seed: int) -> list[dict[str, Any]]:
+def hand_records(seed: int, players: int = 2) -> list[dict[str, Any]]:
     """One self-play hand from match seed `seed`: each round's first state, its greedy playout's margin,
-    and the hand's margin."""
-    rules = Rules(hands=1)
-    match = Match(rules, seed=seed, dealer=seed % 2)
+    and the hand's margin (side 0's less side 1's)."""
+    rules = Rules(players=players, hands=1)
+    match = Match(rules, seed=seed, dealer=seed % players)
     out: list[dict[str, Any]] = []
     k = 0
     while not match.is_over and not any(isinstance(e, HandEnd) for e in match.events):
@@ -94,17 +99,42 @@ def hand_records(seed: int) -> list[dict[str, Any]]:
     return out
 
 
-def self_play(hands: int, seed: int, jobs: int) -> list[dict[str, Any]]:
+def self_play(hands: int, seed: int, jobs: int, players: int) -> list[dict[str, Any]]:
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return [r for recs in pool.map(hand_records, range(seed, seed + hands), chunksize=4) for r in recs]
+        return [r for recs in pool.map(functools.partial(hand_records, players=players), range(seed, seed + hands),
+                                       chunksize=4) for r in recs]
 
 
 CORE_RULES = Rules(hands=1).core
 
 
 def features(st: dict[str, Any]) -> np.ndarray:
-    """The core's value_features of a recorded state: every card's place, and what the places do not say."""
-    return np.array(_core.CoreState.restore(CORE_RULES, st).value_features())
+    """The core's value_features of a recorded state: every card's place, and what the places do not say;
+    of a 4-player state the same here (the core's are 2-player): side 0's pile, side 1's, the four
+    hands, the table, the stock; the sweeps, declarations, who leads (four), the side of the last
+    capturer (two), the dealer's points, the cards taken, 1."""
+    if players_of(st) != 4:
+        return np.array(_core.CoreState.restore(CORE_RULES, st).value_features())
+    places = [st["pile"][0], st["pile"][1], *st["hand"][:4], st["table"]]
+    places.append(((1 << 40) - 1) & ~functools.reduce(operator.or_, places))
+    f = np.zeros(40 * len(places) + 11)
+    for p, mask in enumerate(places):
+        for c in range(40):
+            f[c * len(places) + p] = mask >> c & 1
+    extras = f[40 * len(places):]
+    extras[0], extras[1] = st["scope"][0] - st["scope"][1], st["decl"][0] - st["decl"][1]
+    extras[2 + st["turn"]] = 1
+    if st["last_capturer"] >= 0:
+        extras[6 + st["last_capturer"] % 2] = 1
+    extras[8] = st["dealer_buona"] * (1 if st["dealer"] % 2 == 0 else -1)
+    extras[9] = bin(st["pile"][0]).count("1") - bin(st["pile"][1]).count("1")
+    extras[10] = 1
+    return f
+
+
+def players_of(st: dict[str, Any]) -> int:
+    """A recorded state's players: at a round's first decision every seat holds cards."""
+    return 4 if st["hand"][2] or st["hand"][3] else 2
 
 
 def ridge(x: np.ndarray, y: np.ndarray, lam: float = 3.0) -> np.ndarray:
@@ -192,16 +222,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hands", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=100000, help="hand k is played from match seed SEED + k")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--players", type=int, choices=(2, 4), default=2,
+                    help="4: a screen of 4-player hands (two sides) only; the core's value is 2-player")
     ap.add_argument("--write", action="store_true", help=f"fit the correction (value and playout together) on "
                     f"every hand and write it to {MODEL.relative_to(MODEL.parents[1])}")
     ap.add_argument("--data", help="the self-play records (gzipped JSON lines): read if the file exists, "
                                    "else written")
     args = ap.parse_args(argv)
+    if args.write and args.players != 2:
+        ap.error("--write: the core's learned value is 2-player (--players 2)")
     if args.data and os.path.exists(args.data):
         with gzip.open(args.data, "rt") as f:
             recs = [json.loads(line) for line in f]
+        if recs and players_of(recs[0]["state"]) != args.players:
+            ap.error(f"--data {args.data}: its hands are {players_of(recs[0]['state'])}-player ones, "
+                     f"not --players {args.players}")
     else:
-        recs = self_play(args.hands, args.seed, args.jobs)
+        recs = self_play(args.hands, args.seed, args.jobs, args.players)
         if args.data:
             with open(args.data, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
                 f.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs).encode())

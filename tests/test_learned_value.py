@@ -46,6 +46,26 @@ def test_a_hand_gives_each_rounds_first_state_its_playout_and_the_hands_margin()
     assert abs(recs[-1]["greedy"] - recs[-1]["margin"]) <= 20
 
 
+def test_four_player_hands_are_screened_on_features_of_their_own() -> None:
+    """--players 4: the hand's three rounds, every card in one of eight places, the
+    side margins; the core's 2-player model is not written from them."""
+    vs = load()
+    recs = vs.hand_records(3, players=4)
+    assert [r["round"] for r in recs] == [0, 1, 2] and sum(recs[0]["categories"]) == recs[0]["margin"]
+    for r in recs:
+        st = r["state"]
+        assert vs.players_of(st) == 4
+        f = vs.features(st)
+        cards = f[:320].reshape(40, 8)
+        assert (cards.sum(axis=1) == 1).all() and cards[:, 7].sum() == 40 - st["stock_pos"]
+        held = st["hand"][st["turn"]]
+        assert [c for c in range(40) if cards[c, 2 + st["turn"]]] == [c for c in range(40) if held >> c & 1]
+        assert f[322 + st["turn"]] == 1 and f[-1] == 1
+    assert vs.players_of(vs.hand_records(3)[0]["state"]) == 2
+    with pytest.raises(SystemExit):
+        vs.main(["--players", "4", "--write", "--hands", "1"])
+
+
 def _played(seed: int, moves: int) -> Match:
     m = Match(Rules(hands=1), seed=seed)
     for _ in range(moves):
