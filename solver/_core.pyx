@@ -1343,20 +1343,27 @@ cdef bint play_out_marking(State* s, const Rules* r, Rng* rng, int eps_milli, in
     return got
 
 
-def _load_value_model():
-    """value_model.json's weights (bench/value_screen.py --write) into VALUE_W."""
+def _load_value_model(model=None):
+    """value_model.json's weights (bench/value_screen.py --write), or `model`'s, into VALUE_W:
+    each round's checked before any is set."""
     import json
     from importlib.resources import files
-    model = json.loads(files("cirulla.solver").joinpath("value_model.json").read_text())
-    for key, row in model["rounds"].items():
-        rows = [row, *model["categories"].get(key, ())]
+    if model is None:
+        model = json.loads(files("cirulla.solver").joinpath("value_model.json").read_text())
+    weights = {}
+    for key, row in model.get("rounds", {}).items():
+        rows = [row, *model.get("categories", {}).get(key, ())]
+        if key not in [str(r) for r in range(VALUE_ROUNDS)]:
+            raise ValueError(f"value_model.json: rounds: {key!r} is not a round (0 to {VALUE_ROUNDS - 1})")
         if len(rows) != VALUE_OUTS or any(len(r) != N_VF + 1 for r in rows):
-            raise ValueError(f"value_model.json: round {key} wants {N_VF + 1} weights for the margin and for "
-                             f"each of {N_CAT} categories, got {[len(r) for r in rows]}")
+            raise ValueError(f"value_model.json: rounds and categories: round {key} wants {N_VF + 1} weights "
+                             f"for the margin and for each of {N_CAT} categories, got {[len(r) for r in rows]}")
+        weights[int(key)] = rows
+    for rnd, rows in weights.items():
         for k in range(VALUE_OUTS):
             for j in range(N_VF + 1):
-                VALUE_W[int(key)][j][k] = rows[k][j]
-        VALUE_ON[int(key)] = True
+                VALUE_W[rnd][j][k] = rows[k][j]
+        VALUE_ON[rnd] = True
     return model
 
 

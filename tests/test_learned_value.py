@@ -112,6 +112,19 @@ def test_the_learned_value_is_the_models_dot_product_from_the_second_round() -> 
         m.core.learned_value([1.0, 2.0])
 
 
+def test_a_bad_model_is_refused_by_its_field_before_any_weight_is_set() -> None:
+    """The core's model loader names what is wrong (a round that is none, a round without its
+    categories' weights) and sets nothing then: the search's value is the shipped one after."""
+    m = _played(5, 7)
+    before = m.core.learned_value([1, 0, 0, 0, 0, 0, 0, 0, 0])
+    good = _core.VALUE_MODEL["rounds"]["1"]
+    with pytest.raises(ValueError, match="'9' is not a round"):
+        _core._load_value_model({"rounds": {"9": good}})
+    with pytest.raises(ValueError, match="round 1 wants 249 weights for the margin and for each of 9 categories"):
+        _core._load_value_model({"rounds": {"1": [0.0] * len(good)}})
+    assert m.core.learned_value([1, 0, 0, 0, 0, 0, 0, 0, 0]) == before
+
+
 def test_the_search_knob_corrects_the_rollouts_with_two_players_only() -> None:
     """learned_value 1 changes a 2-player search's figures; 2 (the default with 2
     players) weighs the value by the chance that the other side is not the greedy
