@@ -33,8 +33,12 @@ import (the search's `learned_value`).
     python bench/value_screen.py --hands 20000 --seed 100000 --jobs 2 \
         --data /tmp/value.jsonl.gz --write     # about 35 minutes on 2 cores
 
-`--players 4` screens 4-player hands (two sides) the same way, on features
-of its own (the core's value is 2-player, so nothing is written).
+`--players 4` does the same with 4-player hands (two sides), on the core's
+features for four (eight places: the side piles, the four hands, the table, the
+stock), and `--write` fills the model's 4-player section, the 2-player one kept:
+
+    python bench/value_screen.py --players 4 --hands 20000 --seed 300000 --jobs 2 \
+        --data /tmp/value4.jsonl.gz --write    # about 40 minutes on 2 cores
 
 `--data` keeps the self-play records (reused if the file exists, so the fits
 can be run again without playing). Needs numpy (`pip install -e .[fit]`).
@@ -46,7 +50,6 @@ import dataclasses
 import functools
 import gzip
 import json
-import operator
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -105,31 +108,10 @@ def self_play(hands: int, seed: int, jobs: int, players: int) -> list[dict[str, 
                                        chunksize=4) for r in recs]
 
 
-CORE_RULES = Rules(hands=1).core
-
-
 def features(st: dict[str, Any]) -> np.ndarray:
-    """The core's value_features of a recorded state: every card's place, and what the places do not say;
-    of a 4-player state the same here (the core's are 2-player): side 0's pile, side 1's, the four
-    hands, the table, the stock; the sweeps, declarations, who leads (four), the side of the last
-    capturer (two), the dealer's points, the cards taken, 1."""
-    if players_of(st) != 4:
-        return np.array(_core.CoreState.restore(CORE_RULES, st).value_features())
-    places = [st["pile"][0], st["pile"][1], *st["hand"][:4], st["table"]]
-    places.append(((1 << 40) - 1) & ~functools.reduce(operator.or_, places))
-    f = np.zeros(40 * len(places) + 11)
-    for p, mask in enumerate(places):
-        for c in range(40):
-            f[c * len(places) + p] = mask >> c & 1
-    extras = f[40 * len(places):]
-    extras[0], extras[1] = st["scope"][0] - st["scope"][1], st["decl"][0] - st["decl"][1]
-    extras[2 + st["turn"]] = 1
-    if st["last_capturer"] >= 0:
-        extras[6 + st["last_capturer"] % 2] = 1
-    extras[8] = st["dealer_buona"] * (1 if st["dealer"] % 2 == 0 else -1)
-    extras[9] = bin(st["pile"][0]).count("1") - bin(st["pile"][1]).count("1")
-    extras[10] = 1
-    return f
+    """The core's value_features of a recorded state: every card's place (the side piles, each
+    seat's hand, the table, the stock), and what the places do not say."""
+    return np.array(_core.CoreState.restore(Rules(players=players_of(st), hands=1).core, st).value_features())
 
 
 def players_of(st: dict[str, Any]) -> int:
@@ -190,10 +172,11 @@ def screen(recs: list[dict[str, Any]], seed: int) -> None:
 
 
 def write(recs: list[dict[str, Any]], command: str) -> None:
-    """The rounds' corrections, fitted on every hand, into value_model.json (the rounds after the first: a
-    rollout is corrected at the first round after its root's): the margin's, and each category's on the
-    same inputs (a ridge fit is linear in its target, so the categories' add up to the margin's; the
-    search reports a move's points by category, which add up to its expected points)."""
+    """The rounds' corrections, fitted on every hand, into value_model.json's section for the hands'
+    player count (the rounds after the first: a rollout is corrected at the first round after its
+    root's), the other sections kept: the margin's, and each category's on the same inputs (a ridge
+    fit is linear in its target, so the categories' add up to the margin's; the search reports a
+    move's points by category, which add up to its expected points)."""
     rounds: dict[str, list[float]] = {}
     categories: dict[str, list[list[float]]] = {}
     for rnd in sorted({r["round"] for r in recs} - {0}):
@@ -204,17 +187,32 @@ def write(recs: list[dict[str, Any]], command: str) -> None:
         rounds[str(rnd)] = [round(float(w), 6) for w in fitted[:, 0]]
         categories[str(rnd)] = [[round(float(w), 6) for w in fitted[:, 1 + c]] for c in range(len(CATEGORIES))]
     seeds = sorted({r["seed"] for r in recs})
-    head = {"fitted_by": command, "hands": len(seeds), "match_seeds": f"{seeds[0]}..{seeds[-1]}",
-            "about": "per round, the weights of the core's value_features (each card's place, then the extras) "
-                     "and then of the greedy playout's margin: side 0's margin is their dot product; "
-                     "per round and category (the core's order), the same for side 0's margin in that category",
-            "categories_order": list(CATEGORIES)}
-    rows = ",\n".join(f"  {json.dumps(k)}: {json.dumps(w)}" for k, w in rounds.items())
-    cat_rows = ",\n".join(f"  {json.dumps(k)}: [\n   " + ",\n   ".join(json.dumps(w) for w in ws) + "]"
-                           for k, ws in categories.items())
-    MODEL.write_text(json.dumps(head, indent=1)[:-2] + ',\n "rounds": {\n' + rows + "\n },\n"
-                     ' "categories": {\n' + cat_rows + "\n }\n}\n")
+    model = json.loads(MODEL.read_text()) if MODEL.exists() else {}
+    sections = dict(model.get("players", {}))
+    sections[str(players_of(recs[0]["state"]))] = {"fitted_by": command, "hands": len(seeds),
+                                                   "match_seeds": f"{seeds[0]}..{seeds[-1]}",
+                                                   "rounds": rounds, "categories": categories}
+    MODEL.write_text(model_text(dict(sorted(sections.items()))))
     print(f"wrote {MODEL}")
+
+
+def model_text(sections: dict[str, dict[str, Any]]) -> str:
+    """value_model.json: what it holds, then each player count's weights, a round's row to a line."""
+    head = {"about": "by player count (2, or 4 in two sides) and round, the weights of the core's value_features "
+                     "(each card's place, then the extras) and then of the greedy playout's margin: side 0's "
+                     "margin is their dot product; per round and category (the core's order), the same for "
+                     "side 0's margin in that category",
+            "categories_order": list(CATEGORIES)}
+    parts = []
+    for players, s in sections.items():
+        info = {k: s[k] for k in ("fitted_by", "hands", "match_seeds")}
+        rows = ",\n".join(f"    {json.dumps(k)}: {json.dumps(w)}" for k, w in s["rounds"].items())
+        cats = ",\n".join(f"    {json.dumps(k)}: [\n     " + ",\n     ".join(json.dumps(w) for w in ws) + "]"
+                          for k, ws in s["categories"].items())
+        parts.append(f"  {json.dumps(players)}: {{\n" + "".join(f"   {json.dumps(k)}: {json.dumps(v)},\n"
+                                                                for k, v in info.items())
+                     + '   "rounds": {\n' + rows + '\n   },\n   "categories": {\n' + cats + "\n   }\n  }")
+    return json.dumps(head, indent=1)[:-2] + ',\n "players": {\n' + ",\n".join(parts) + "\n }\n}\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -223,14 +221,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=100000, help="hand k is played from match seed SEED + k")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--players", type=int, choices=(2, 4), default=2,
-                    help="4: a screen of 4-player hands (two sides) only; the core's value is 2-player")
+                    help="4: 4-player hands (two sides), with a model of their own")
     ap.add_argument("--write", action="store_true", help=f"fit the correction (value and playout together) on "
                     f"every hand and write it to {MODEL.relative_to(MODEL.parents[1])}")
     ap.add_argument("--data", help="the self-play records (gzipped JSON lines): read if the file exists, "
                                    "else written")
     args = ap.parse_args(argv)
-    if args.write and args.players != 2:
-        ap.error("--write: the core's learned value is 2-player (--players 2)")
     if args.data and os.path.exists(args.data):
         with gzip.open(args.data, "rt") as f:
             recs = [json.loads(line) for line in f]

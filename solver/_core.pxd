@@ -375,18 +375,31 @@ cdef void play_out_sides(State* s, const Rules* r, Rng* rng, int eps_milli, int 
 # of a round, fitted on what a greedy playout from there reached and where
 # every card lay: a correction of the rollouts, which model every seat as greedy.
 cdef enum:
-    VALUE_PLACES = 6    # side 0's pile, side 1's, seat 0's hand, seat 1's, the table, the stock
-    VALUE_EXTRAS = 8    # sweeps, declarations, who leads, the last capturer (2), the dealer's points, cards taken, 1
-    N_VF = N_CARDS * VALUE_PLACES + VALUE_EXTRAS   # value_features: each card's place, then the extras
-    VALUE_ROUNDS = 6    # a 2-player hand's rounds
+    VALUE_LAYOUTS = 2   # the player counts with a model of their own: 2, then 4 in two sides
+    VALUE_PLACES_MAX = 8     # side 0's pile, side 1's, each seat's hand, the table, the stock
+    # sweeps, declarations, who leads (all seats but the last), the last capturer's side (2),
+    # the dealer's points, cards taken, 1
+    VALUE_EXTRAS_MAX = 10
+    N_VF_MAX = N_CARDS * VALUE_PLACES_MAX + VALUE_EXTRAS_MAX
+    VALUE_ROUNDS = 6    # a 2-player hand's rounds (a 4-player hand has 3)
     VALUE_OUTS = 1 + N_CAT   # what it values: side 0's margin, then its margin in each category
-# The features into f[N_VF] (2 players)
-cdef void value_features(const State* s, double* f) noexcept nogil
+# The model's layout for these rules (0: 2 players, 1: 4), or -1 for player counts without one
+cdef inline int value_layout(const Rules* r) noexcept nogil:
+    return 0 if r.n_players == 2 else 1 if r.n_players == 4 else -1
+# The features of a layout's n players: each card's place (n + 4 places), then n + 6 extras
+cdef inline int value_places(int n_players) noexcept nogil:
+    return n_players + 4
+cdef inline int value_extras(int n_players) noexcept nogil:
+    return n_players + 6
+cdef inline int n_value_features(int n_players) noexcept nogil:
+    return N_CARDS * value_places(n_players) + value_extras(n_players)
+# The features into f[n_value_features(r.n_players)] (a player count with a layout)
+cdef void value_features(const State* s, const Rules* r, double* f) noexcept nogil
 # Side 0's margin: g0, what a rollout reached from the first state of a round (at), corrected
 # by the learned value; g0 itself where the model has no weights for that round. fix[N_CAT]: the
 # correction split by category (the categories' own fits, g_cat[N_CAT] the rollout's category
 # margins), adding up to the margin's
-cdef double learned_value(const State* at, double g0, const double* g_cat, double* fix) noexcept nogil
+cdef double learned_value(const State* at, const Rules* r, double g0, const double* g_cat, double* fix) noexcept nogil
 cdef inline bint mark_round(const State* s, int root_round, State* at, bint got) noexcept nogil:
     """Whether at holds the first state of a round after root_round: s copied
     into it if s is one and at holds none yet."""

@@ -1257,62 +1257,72 @@ cdef void play_out_sides(State* s, const Rules* r, Rng* rng, int eps_milli, int 
 
 # --- the learned value ---
 
-# per round, per feature and then the playout's margin: the weights of each of VALUE_OUTS, side by
-# side as they are summed together
-cdef double VALUE_W[VALUE_ROUNDS][N_VF + 1][VALUE_OUTS]
-cdef bint VALUE_ON[VALUE_ROUNDS]                # the rounds value_model.json has weights for
+# per layout, round, feature and then the playout's margin (at N_VF_MAX): the weights of each of
+# VALUE_OUTS, side by side as they are summed together
+cdef double VALUE_W[VALUE_LAYOUTS][VALUE_ROUNDS][N_VF_MAX + 1][VALUE_OUTS]
+cdef bint VALUE_ON[VALUE_LAYOUTS][VALUE_ROUNDS]     # the rounds value_model.json has weights for
 
-cdef inline void value_parts(const State* s, u64* places, double* extras) noexcept nogil:
-    """value_features in two parts: the cards of each place (VALUE_PLACES), and the extras."""
-    places[0] = s.pile[0]; places[1] = s.pile[1]; places[2] = s.hand[0]; places[3] = s.hand[1]
-    places[4] = s.table
-    places[5] = (((<u64>1) << N_CARDS) - 1) & ~(places[0] | places[1] | places[2] | places[3] | places[4])
+cdef inline void value_parts(const State* s, const Rules* r, u64* places, double* extras) noexcept nogil:
+    """value_features in two parts: the cards of each place (value_places), and the extras."""
+    cdef int n = r.n_players, i
+    cdef u64 placed
+    places[0] = s.pile[0]; places[1] = s.pile[1]
+    for i in range(n):
+        places[2 + i] = s.hand[i]
+    places[2 + n] = s.table
+    placed = 0
+    for i in range(n + 3):
+        placed |= places[i]
+    places[3 + n] = (((<u64>1) << N_CARDS) - 1) & ~placed
     extras[0] = s.scope[0] - s.scope[1]
     extras[1] = s.decl[0] - s.decl[1]
-    extras[2] = s.turn == 0
-    extras[3] = s.last_capturer == 0
-    extras[4] = s.last_capturer == 1
-    extras[5] = s.dealer_buona if s.dealer == 0 else -s.dealer_buona
-    extras[6] = popcount(s.pile[0]) - popcount(s.pile[1])
-    extras[7] = 1.0
+    for i in range(n - 1):
+        extras[2 + i] = s.turn == i
+    extras[n + 1] = s.last_capturer == 0
+    extras[n + 2] = s.last_capturer == 1
+    extras[n + 3] = s.dealer_buona if side_of(r, s.dealer) == 0 else -s.dealer_buona
+    extras[n + 4] = popcount(s.pile[0]) - popcount(s.pile[1])
+    extras[n + 5] = 1.0
 
-cdef void value_features(const State* s, double* f) noexcept nogil:
-    cdef u64 places[VALUE_PLACES]
+cdef void value_features(const State* s, const Rules* r, double* f) noexcept nogil:
+    cdef u64 places[VALUE_PLACES_MAX]
     cdef u64 m
-    cdef int p
-    memset(f, 0, N_VF * sizeof(double))
-    value_parts(s, places, &f[N_CARDS * VALUE_PLACES])
-    for p in range(VALUE_PLACES):
+    cdef int p, n_places = value_places(r.n_players)
+    memset(f, 0, n_value_features(r.n_players) * sizeof(double))
+    value_parts(s, r, places, &f[N_CARDS * n_places])
+    for p in range(n_places):
         m = places[p]
         while m:
-            f[lowest(m) * VALUE_PLACES + p] = 1.0
+            f[lowest(m) * n_places + p] = 1.0
             m &= m - 1
 
-cdef double learned_value(const State* at, double g0, const double* g_cat, double* fix) noexcept nogil:
+cdef double learned_value(const State* at, const Rules* r, double g0, const double* g_cat,
+                          double* fix) noexcept nogil:
     # value_features' dot products, the one-hot places summed as they are met
-    cdef u64 places[VALUE_PLACES]
-    cdef double extras[VALUE_EXTRAS]
+    cdef u64 places[VALUE_PLACES_MAX]
+    cdef double extras[VALUE_EXTRAS_MAX]
     cdef double v[VALUE_OUTS]
     cdef const double* w
     cdef double rest
     cdef u64 m
-    cdef int p, k
-    if at.round < 0 or at.round >= VALUE_ROUNDS or not VALUE_ON[at.round]:
+    cdef int p, k, n_places, layout = value_layout(r)
+    if layout < 0 or at.round < 0 or at.round >= VALUE_ROUNDS or not VALUE_ON[layout][at.round]:
         memset(fix, 0, N_CAT * sizeof(double))
         return g0
-    value_parts(at, places, extras)
-    w = VALUE_W[at.round][N_VF]
+    n_places = value_places(r.n_players)
+    value_parts(at, r, places, extras)
+    w = VALUE_W[layout][at.round][N_VF_MAX]
     for k in range(VALUE_OUTS):
         v[k] = w[k] * g0
-    for p in range(VALUE_PLACES):
+    for p in range(n_places):
         m = places[p]
         while m:
-            w = VALUE_W[at.round][lowest(m) * VALUE_PLACES + p]
+            w = VALUE_W[layout][at.round][lowest(m) * n_places + p]
             for k in range(VALUE_OUTS):
                 v[k] += w[k]
             m &= m - 1
-    for p in range(VALUE_EXTRAS):
-        w = VALUE_W[at.round][N_CARDS * VALUE_PLACES + p]
+    for p in range(value_extras(r.n_players)):
+        w = VALUE_W[layout][at.round][N_CARDS * n_places + p]
         for k in range(VALUE_OUTS):
             v[k] += w[k] * extras[p]
     # the categories' fits add up to the margin's but for the weights' rounding: spread evenly
@@ -1344,26 +1354,35 @@ cdef bint play_out_marking(State* s, const Rules* r, Rng* rng, int eps_milli, in
 
 
 def _load_value_model(model=None):
-    """value_model.json's weights (bench/value_screen.py --write), or `model`'s, into VALUE_W:
-    each round's checked before any is set."""
+    """value_model.json's weights (bench/value_screen.py --write), or `model`'s, into VALUE_W in
+    place of the ones before: by player count (2, or 4 in two sides) and round, every one checked
+    before any is set."""
     import json
     from importlib.resources import files
     if model is None:
         model = json.loads(files("cirulla.solver").joinpath("value_model.json").read_text())
     weights = {}
-    for key, row in model.get("rounds", {}).items():
-        rows = [row, *model.get("categories", {}).get(key, ())]
-        if key not in [str(r) for r in range(VALUE_ROUNDS)]:
-            raise ValueError(f"value_model.json: rounds: {key!r} is not a round (0 to {VALUE_ROUNDS - 1})")
-        if len(rows) != VALUE_OUTS or any(len(r) != N_VF + 1 for r in rows):
-            raise ValueError(f"value_model.json: rounds and categories: round {key} wants {N_VF + 1} weights "
-                             f"for the margin and for each of {N_CAT} categories, got {[len(r) for r in rows]}")
-        weights[int(key)] = rows
-    for rnd, rows in weights.items():
+    for players, section in model.get("players", {}).items():
+        if players not in ("2", "4"):
+            raise ValueError(f"value_model.json: players: {players!r} has no layout (2 or 4)")
+        n, n_vf, rounds = int(players), n_value_features(int(players)), (N_CARDS - 4) // (3 * int(players))
+        for key, row in section.get("rounds", {}).items():
+            rows = [row, *section.get("categories", {}).get(key, ())]
+            if key not in [str(r) for r in range(rounds)]:
+                raise ValueError(f"value_model.json: players {players}: rounds: {key!r} is not a round "
+                                 f"(0 to {rounds - 1})")
+            if len(rows) != VALUE_OUTS or any(len(r) != n_vf + 1 for r in rows):
+                raise ValueError(f"value_model.json: players {players}: rounds and categories: round {key} "
+                                 f"wants {n_vf + 1} weights for the margin and for each of {N_CAT} categories, "
+                                 f"got {[len(r) for r in rows]}")
+            weights[0 if n == 2 else 1, int(key)] = n_vf, rows
+    memset(VALUE_ON, 0, sizeof(VALUE_ON))
+    for (layout, rnd), (n_vf, rows) in weights.items():
         for k in range(VALUE_OUTS):
-            for j in range(N_VF + 1):
-                VALUE_W[rnd][j][k] = rows[k][j]
-        VALUE_ON[rnd] = True
+            for j in range(n_vf):
+                VALUE_W[layout][rnd][j][k] = rows[k][j]
+            VALUE_W[layout][rnd][N_VF_MAX][k] = rows[k][n_vf]
+        VALUE_ON[layout][rnd] = True
     return model
 
 
@@ -1593,10 +1612,13 @@ cdef class CoreState:
         return out
 
     def value_features(self):
-        """The learned value's features of this state (value_features; 2 players)."""
-        cdef double f[N_VF]
-        value_features(&self.s, f)
-        return [f[j] for j in range(N_VF)]
+        """The learned value's features of this state (value_features): 2 or 4 players."""
+        cdef double f[N_VF_MAX]
+        if value_layout(&self.rules.r) < 0:
+            raise ValueError(f"value_features: the learned value has 2- and 4-player layouts, "
+                             f"not {self.rules.r.n_players} players")
+        value_features(&self.s, &self.rules.r, f)
+        return [f[j] for j in range(n_value_features(self.rules.r.n_players))]
 
     def learned_value(self, categories):
         """Side 0's margin by category (N_CAT numbers), reached by a playout from this state
@@ -1610,7 +1632,7 @@ cdef class CoreState:
         for k in range(N_CAT):
             g_cat[k] = categories[k]
             g0 += g_cat[k]
-        v = learned_value(&self.s, g0, g_cat, fix)
+        v = learned_value(&self.s, &self.rules.r, g0, g_cat, fix)
         return v, [g_cat[k] + fix[k] for k in range(N_CAT)]
 
     def learned_choice(self, moves):

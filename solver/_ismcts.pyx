@@ -122,10 +122,10 @@ cdef void roll_out(Search* S, State* s, Rng* rng, State* at, int root_round, bin
     got = play_out_marking(s, &S.r, rng, S.eps_milli, S.own_milli, S.me, S.buf, at, root_round,
                            got or S.value_mix == 0)
     evaluate(s, &S.r, &S.eq, ev)
-    if got and S.value_mix > 0:                         # (2 players)
+    if got and S.value_mix > 0:                         # (2 sides)
         for j in range(N_CAT):
             g_cat[j] = cat_margin(&S.r, ev, 0, j)
-        ev.margin[0] += S.value_mix * (learned_value(at, ev.margin[0], g_cat, fix) - ev.margin[0])
+        ev.margin[0] += S.value_mix * (learned_value(at, &S.r, ev.margin[0], g_cat, fix) - ev.margin[0])
         ev.margin[1] = -ev.margin[0]
         for j in range(N_CAT):
             ev.cat_fix[j] = S.value_mix * fix[j]

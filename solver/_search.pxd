@@ -64,7 +64,7 @@ cdef struct Search:
     int eps_milli               # the rollout policy's random moves (_core.choose_move)
     int own_milli               # ... and the asking side's own moves in the rollouts
     int follow_min              # visits a tree move needs to be followed in the paired phase
-    double value_mix            # the learned value's weight in the rollouts' outcomes (0: off; 2 players)
+    double value_mix            # the learned value's weight in the rollouts' outcomes (0: off; 2 or 4 players)
     int follow_own              # 1: follow the tree at the asking side's moves only; 2: the asking seat's
     double root_floor           # the share of the tree's iterations spread over the root moves at least
     int focus                   # a root move (index) given focus_share of the iterations at least

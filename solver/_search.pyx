@@ -27,7 +27,7 @@ from libc.string cimport memcpy, memset
 
 from cirulla.solver._core cimport (
     GREEDY, LEARNED, MAX_MOVES, MAX_SEATS, N_CARDS, N_CAT, CoreRules, Move, State, bit, gen_moves, lowest, policy_flags,
-    side_of, state_from_dict, state_to_dict, u64)
+    side_of, state_from_dict, state_to_dict, u64, value_layout)
 from cirulla.solver._equity cimport EquityTable
 from cirulla.solver._exact cimport XCAP, XDEPTH, Tables, exact_worlds, tables_free, tables_init
 from cirulla.solver._ismcts cimport Tree, ismcts_iteration, tree_free, tree_init
@@ -156,7 +156,7 @@ cdef class Searcher:
         S.follow_own = follow_own
         # the learned value models the others as the engine plays: against the greedy program
         # the greedy rollouts are the better model, so with 2 it weighs as the program does not
-        S.value_mix = 0.0 if S.r.n_players != 2 else learned_value != 0
+        S.value_mix = 0.0 if value_layout(&S.r) < 0 else learned_value != 0
         if learned_value == 2:
             for i in range(S.r.n_players):
                 if side_of(&S.r, i) != S.me:

@@ -200,7 +200,7 @@ class SearchParams(TypedDict, total=False):
     infer_program: float            # the prior that the others are a greedy program (the inference's third kind)
     infer_split: int                # 1: the two softmax kinds keep their prior split, each read on its own scale
     own_eps_milli: int              # the asking side's random moves in the rollouts, per 1000 (-1: eps_milli)
-    learned_value: int              # the rollouts' outcomes corrected by the learned value (2 players): 0 off, 1 on,
+    learned_value: int              # the rollouts' outcomes corrected by the learned value (2 or 4 players): 0 off, 1 on,
                                     # 2 on as far as the other side does not read as the greedy program
 
 
@@ -695,8 +695,8 @@ def searcher_knobs(rules: Rules, tuning: Tuning = Tuning()) -> SearchParams:
         knobs["infer_mix"], knobs["infer_soft"] = INFER_MIX, 1
         # the others' rollout moves trusted less than the asking side's own (with 4 players it
         # measured weaker: README), and the rollouts' outcomes corrected by the learned value
-        # (fitted on 2-player self-play: bench/value_screen.py); flat Monte Carlo stays the
-        # yardstick it was
+        # (bench/value_screen.py; its 4-player model measured level, so off there: docs/strength.md);
+        # flat Monte Carlo stays the yardstick it was
         if tuning.method is not SearchMethod.FLAT:
             knobs["eps_milli"], knobs["own_eps_milli"] = ROLLOUT_EPS, OWN_ROLLOUT_EPS
             knobs["learned_value"] = LEARNED_VALUE
