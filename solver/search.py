@@ -200,8 +200,8 @@ class SearchParams(TypedDict, total=False):
     infer_program: float            # the prior that the others are a greedy program (the inference's third kind)
     infer_split: int                # 1: the two softmax kinds keep their prior split, each read on its own scale
     own_eps_milli: int              # the asking side's random moves in the rollouts, per 1000 (-1: eps_milli)
-    learned_value: int              # the rollouts' outcomes corrected by the learned value (2 or 4 players): 0 off, 1 on,
-                                    # 2 on as far as the other side does not read as the greedy program
+    learned_value: int              # the rollouts' outcomes corrected by the learned value (2 or 4 players):
+                                    # 0 off, 1 on, 2 on as far as the other side does not read as the program
 
 
 # --- what a search is asked -----------------------------------------------------
