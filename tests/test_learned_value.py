@@ -170,7 +170,7 @@ def test_the_search_knob_corrects_the_rollouts_with_two_and_four_players() -> No
     """learned_value 1 changes a 2-player search's figures; 2 (the default with 2
     players) weighs the value by the chance that the other side is not the greedy
     program (a prior of 1 for the program: the rollouts as they are); with 4 players
-    it is a knob (off by default), with 3 there is no model."""
+    it is a knob (off by default); with 3 there is no model, and asking for it is an error."""
     def figures(m: Match, **knobs: float) -> list[float]:
         result = run_search(Knowledge.of(m.view(m.to_move)), SearchBudget(iterations=600, seed=4),
                             Tuning(knobs=knobs))
@@ -183,7 +183,9 @@ def test_the_search_knob_corrects_the_rollouts_with_two_and_four_players() -> No
     four = _played(11, 1, 4)
     assert figures(four, learned_value=1) != figures(four, learned_value=0) == figures(four)
     three = _played(11, 1, 3)
-    assert figures(three, learned_value=1) == figures(three)
+    assert figures(three, learned_value=0) == figures(three)
+    with pytest.raises(ValueError, match="models for 2 and 4 players, not 3"):
+        figures(three, learned_value=1)
     with pytest.raises(ValueError, match="learned_value"):
         figures(m, learned_value=3)
     assert dict(EngineSpec.parse("ismcts:100it:val=2").params) == {"learned_value": 2}
