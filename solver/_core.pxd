@@ -383,9 +383,9 @@ cdef enum:
     N_VF_MAX = N_CARDS * VALUE_PLACES_MAX + VALUE_EXTRAS_MAX
     VALUE_ROUNDS = 6    # a 2-player hand's rounds (a 4-player hand has 3)
     VALUE_OUTS = 1 + N_CAT   # what it values: side 0's margin, then its margin in each category
-# The model's layout for these rules (0: 2 players, 1: 4), or -1 for player counts without one
-cdef inline int value_layout(const Rules* r) noexcept nogil:
-    return 0 if r.n_players == 2 else 1 if r.n_players == 4 else -1
+# The model's layout for n players (0: 2 players, 1: 4), or -1 for player counts without one
+cdef inline int value_layout(int n_players) noexcept nogil:
+    return 0 if n_players == 2 else 1 if n_players == 4 else -1
 # The features of a layout's n players: each card's place (n + 4 places), then n + 6 extras
 cdef inline int value_places(int n_players) noexcept nogil:
     return n_players + 4

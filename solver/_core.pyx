@@ -1305,7 +1305,7 @@ cdef double learned_value(const State* at, const Rules* r, double g0, const doub
     cdef const double* w
     cdef double rest
     cdef u64 m
-    cdef int p, k, n_places, layout = value_layout(r)
+    cdef int p, k, n_places, layout = value_layout(r.n_players)
     if layout < 0 or at.round < 0 or at.round >= VALUE_ROUNDS or not VALUE_ON[layout][at.round]:
         memset(fix, 0, N_CAT * sizeof(double))
         return g0
@@ -1365,7 +1365,8 @@ def _load_value_model(model=None):
     for players, section in model.get("players", {}).items():
         if players not in ("2", "4"):
             raise ValueError(f"value_model.json: players: {players!r} has no layout (2 or 4)")
-        n, n_vf, rounds = int(players), n_value_features(int(players)), (N_CARDS - 4) // (3 * int(players))
+        n = int(players)
+        n_vf, rounds = n_value_features(n), (N_CARDS - 4) // (3 * n)     # 3 cards a seat a round
         for key, row in section.get("rounds", {}).items():
             rows = [row, *section.get("categories", {}).get(key, ())]
             if key not in [str(r) for r in range(rounds)]:
@@ -1375,7 +1376,7 @@ def _load_value_model(model=None):
                 raise ValueError(f"value_model.json: players {players}: rounds and categories: round {key} "
                                  f"wants {n_vf + 1} weights for the margin and for each of {N_CAT} categories, "
                                  f"got {[len(r) for r in rows]}")
-            weights[0 if n == 2 else 1, int(key)] = n_vf, rows
+            weights[value_layout(n), int(key)] = n_vf, rows
     memset(VALUE_ON, 0, sizeof(VALUE_ON))
     for (layout, rnd), (n_vf, rows) in weights.items():
         for k in range(VALUE_OUTS):
@@ -1614,7 +1615,7 @@ cdef class CoreState:
     def value_features(self):
         """The learned value's features of this state (value_features): 2 or 4 players."""
         cdef double f[N_VF_MAX]
-        if value_layout(&self.rules.r) < 0:
+        if value_layout(self.rules.r.n_players) < 0:
             raise ValueError(f"value_features: the learned value has 2- and 4-player layouts, "
                              f"not {self.rules.r.n_players} players")
         value_features(&self.s, &self.rules.r, f)

@@ -156,7 +156,7 @@ cdef class Searcher:
         S.follow_own = follow_own
         # the learned value models the others as the engine plays: against the greedy program
         # the greedy rollouts are the better model, so with 2 it weighs as the program does not
-        if learned_value and value_layout(&S.r) < 0:
+        if learned_value and value_layout(S.r.n_players) < 0:
             raise ValueError(f"learned_value: the learned value has models for 2 and 4 players, "
                              f"not {S.r.n_players}")
         S.value_mix = learned_value != 0
