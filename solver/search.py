@@ -101,6 +101,7 @@ INFER_MIX = 0.5             # the inference's model of the others (2 players): t
 INFER_PROGRAM = 0.3         # the prior that a seat is a program playing greedy's best move
 ROLLOUT_EPS = 200           # 2 players: the others' random moves in the rollouts, per 1000 (the Searcher's: 100)
 OWN_ROLLOUT_EPS = 100       # and the asking side's own
+OWN_ROLLOUT_EPS_SIDES = 200 # 4 players in two sides: the asking side's (both partners'), the others' the Searcher's
 LEARNED_VALUE = 2           # 2 players: the rollouts' outcomes corrected by the learned value, as far as the
                             # other side does not read as the greedy program (the Searcher's: 0, off)
 EXACT_PROGRAM = 0.9         # the program's weight from which the last rounds are its best response, not minimax
@@ -700,6 +701,10 @@ def searcher_knobs(rules: Rules, tuning: Tuning = Tuning()) -> SearchParams:
         if tuning.method is not SearchMethod.FLAT:
             knobs["eps_milli"], knobs["own_eps_milli"] = ROLLOUT_EPS, OWN_ROLLOUT_EPS
             knobs["learned_value"] = LEARNED_VALUE
+    elif rules.players == 4 and tuning.method is not SearchMethod.FLAT:
+        # with two sides of partners the other way round: the asking side's own rollout moves one in five at
+        # random, the others' one in ten (+0.12 a hand against greedy over 1,500 deals: docs/strength.md)
+        knobs["own_eps_milli"] = OWN_ROLLOUT_EPS_SIDES
     knobs.update(tuning.knobs)
     return knobs
 

@@ -345,8 +345,9 @@ def test_own_eps_milli_sets_the_asking_sides_random_moves_apart_from_the_others(
     """own_eps_milli is the asking side's share of random moves in the
     rollouts, the others keeping eps_milli: -1 is eps_milli for both; another
     value changes the asking side's playouts alone. The search's default with
-    2 players is the others 20% random, its own 10%; with 4 players, and in
-    flat Monte Carlo (the yardstick it was), every seat 10%."""
+    2 players is the others 20% random, its own 10%; with 4 players the
+    other way round, the asking side's (both partners') 20%, the others' 10%;
+    in flat Monte Carlo (the yardstick it was) every seat 10%."""
     m = _play_hand_until(Rules(), 1, 2, Match.greedy_move)
     know = Knowledge.of(m.view(m.to_move))
 
@@ -361,8 +362,11 @@ def test_own_eps_milli_sets_the_asking_sides_random_moves_apart_from_the_others(
         figures(own_eps_milli=1001)
     knobs = searcher_knobs(Rules())
     assert (knobs["eps_milli"], knobs["own_eps_milli"]) == (200, 100)
-    for rules, tuning in ((Rules(), Tuning(method=SearchMethod.FLAT)), (Rules(players=4), Tuning())):
-        assert not {"eps_milli", "own_eps_milli"} & set(searcher_knobs(rules, tuning))
+    knobs = searcher_knobs(Rules(players=4))
+    assert "eps_milli" not in knobs and knobs["own_eps_milli"] == 200
+    for rules in (Rules(), Rules(players=4), Rules(players=3)):
+        assert not {"eps_milli", "own_eps_milli"} & set(searcher_knobs(rules, Tuning(method=SearchMethod.FLAT)))
+    assert "own_eps_milli" not in searcher_knobs(Rules(players=3))
     assert dict(EngineSpec.parse("ismcts:100it:eps=200,oeps=100").params) == {"eps_milli": 200, "own_eps_milli": 100}
 
 
