@@ -23,7 +23,7 @@ from .engine import add_parser as add_engine
 from .habits import add_parser as add_habits
 from .output import console_for, emit
 from .puzzles import add_parser as add_puzzles
-from .remote import FAILED, NO_FILE, OK, USAGE, CliError, Remote, arena_player
+from .remote import FAILED, OK, USAGE, CliError, Remote, arena_player
 
 if TYPE_CHECKING:
     from cirulla.solver.view import SeatView
@@ -117,9 +117,7 @@ def _position(args: argparse.Namespace) -> tuple[SeatView, int | None]:
     if args.view:
         if args.record:
             raise CliError("give a record or --view, not both", USAGE)
-        p = Path(args.view)
-        if not p.is_file():
-            raise CliError(f"{args.view}: no such file", NO_FILE)
+        p = records.file_at(args.view)
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
             msg = json_format.ParseDict(data.get("view", data) if isinstance(data, dict) else data,

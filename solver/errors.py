@@ -91,7 +91,6 @@ class RecordError(CirullaError):
     """
 
     def __init__(self, reason: str, *, event: int | None = None, field: str = ""):
-        self.event = event
         super().__init__(reason, field=field or (f"events[{event}]" if event is not None else ""))
         self.event = event
 

@@ -329,6 +329,9 @@ def test_a_missing_file_exits_5(capsys, tmp_path):
                  ("hint", "--view", tmp_path / "nope.json")):
         code, _, err = cli(capsys, *args)
         assert code == 5 and "no such file" in err
+    for args in (("hint", tmp_path), ("hint", "--view", tmp_path)):     # (analyze reads a folder of records)
+        code, _, err = cli(capsys, *args)
+        assert code == 5 and f"{tmp_path}: a folder, not a file" in err
 
 
 def test_a_broken_record_exits_3_naming_the_event(capsys, game, tmp_path):
@@ -337,11 +340,14 @@ def test_a_broken_record_exits_3_naming_the_event(capsys, game, tmp_path):
     data["events"][turn]["turn"]["move"] = {"card": "KD", "captured": ["AS"]}
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps(data))
-    code, _, err = cli(capsys, "analyze", broken)
-    assert code == 3 and f"event {turn}" in err
+    for command in ("analyze", "hint"):             # the file named, then the event
+        code, _, err = cli(capsys, command, broken)
+        assert code == 3 and f"{broken}: event {turn}" in err
     broken.write_text("{ not json")
     code, _, err = cli(capsys, "analyze", broken)
-    assert code == 3 and "not JSON" in err
+    assert code == 3 and f"{broken}: not JSON" in err
+    code, out, _ = cli(capsys, "hint", broken, "--json")       # the failure's field for programs too
+    assert code == 3 and str(broken) in json.loads(out)["message"]
 
 
 def test_an_unreachable_server_exits_4(capsys, game, monkeypatch):
