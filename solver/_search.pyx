@@ -22,6 +22,7 @@ Where the engine switches (search.py picks the kernel; its docstring says why):
   * otherwise SO-ISMCTS (`Searcher.ismcts`) followed by a paired phase
     (`Searcher.paired`) that produces the reported figures.
 """
+from libc.math cimport INFINITY
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
@@ -105,6 +106,13 @@ cdef class Searcher:
         if not 0 <= follow_own <= 2:
             raise ValueError(f"follow_own must be 0 (the tree at every turn), 1 (at the asking side's) or 2 "
                              f"(at the asking seat's), got {follow_own}")
+        if not 0.0 <= c_ucb < INFINITY:
+            raise ValueError(f"c_ucb (the tree's exploration) must be a finite number >= 0, got {c_ucb}")
+        if follow_min < 0:
+            raise ValueError(f"follow_min (the visits a tree move needs to be followed) must be >= 0, got {follow_min}")
+        if not 0.0 <= infer_t < INFINITY:
+            raise ValueError(f"infer_t (the inference's temperature; 0: off) must be a finite number >= 0, "
+                             f"got {infer_t}")
         if infer_policy not in (GREEDY, LEARNED):
             raise ValueError(f"infer_policy (the inference's) must be GREEDY (0) or LEARNED (1), got {infer_policy}")
         if len(unseen) > N_CARDS:

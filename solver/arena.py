@@ -96,6 +96,10 @@ TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "xprog": ("exact_program", float), "xresp": ("exact_respond", _flag), "xslack": ("exact_slack", float),
     "match": ("sensitive", _flag),
     "g": ("min_gain", float), "se": ("target_stderr", float), "first": ("first_look", int)}
+# what a knob's text must be, by how it is read
+_KNOB_VALUES: dict[Callable[[str], Knob], str] = {
+    float: "a number", int: "a whole number", str: "a word", _flag: "1 or 0",
+    _policy: "a policy: " + ", ".join(p.name.lower() for p in Policy)}
 TUNING_FIELDS = {f.name for f in dataclasses.fields(Tuning)}
 STOPPING_FIELDS = {f.name for f in dataclasses.fields(StoppingRule)}
 
@@ -148,7 +152,7 @@ class EngineSpec:
             try:
                 params.append((TUNING[name][0], TUNING[name][1](value)))
             except ValueError:
-                raise CirullaError(f"engine {text!r}: bad value for {name}") from None
+                raise CirullaError(f"engine {text!r}: {name}={value} is not {_KNOB_VALUES[TUNING[name][1]]}") from None
         _check_knobs(text, params)
         if not budget:
             return cls(kind, time_ms=100.0, params=tuple(params))

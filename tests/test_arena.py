@@ -31,12 +31,19 @@ def test_a_knob_out_of_its_range_is_the_specs_error_before_any_game():
                        ("ismcts:100it:g=-1", "min_gain"), ("flatmc:100it:isplit=2", "infer_split"),
                        ("ismcts:100it:share=-1", "paired_share"), ("ismcts:100it:share=1.5", "paired_share"),
                        ("ismcts:100it:xprog=nan", "exact_program"), ("ismcts:100it:xslack=-0.1", "exact_slack"),
-                       ("ismcts:100it:pick=most", "pick")):
+                       ("ismcts:100it:pick=most", "pick"), ("ismcts:100it:c=-1", "c_ucb"),
+                       ("ismcts:100it:c=nan", "c_ucb"), ("ismcts:100it:inf=-1", "infer_t"),
+                       ("ismcts:100it:inf=inf", "infer_t"), ("ismcts:100it:follow=-1", "follow_min")):
         with pytest.raises(CirullaError, match=f"engine '{bad}': ({field}|stopping rule: {field}|tuning: {field})"):
             EngineSpec.parse(bad)
     assert dict(EngineSpec.parse("ismcts:100it:isplit=1,xresp=1").params) == {"infer_split": 1, "exact_respond": True}
-    with pytest.raises(CirullaError, match="bad value for xresp"):
-        EngineSpec.parse("ismcts:100it:xresp=5")
+    for bad, why in (("xresp=5", "xresp=5 is not 1 or 0"), ("c=abc", "c=abc is not a number"),
+                     ("follow=1.5", "follow=1.5 is not a whole number"),
+                     ("pol=clever", "pol=clever is not a policy: greedy, learned, sample")):
+        with pytest.raises(CirullaError, match=f"engine 'ismcts:100it:{bad}': {why}$"):
+            EngineSpec.parse(f"ismcts:100it:{bad}")
+    for fine in ("c=0", "inf=0", "follow=0"):                   # the edges of the ranges
+        EngineSpec.parse(f"ismcts:100it:{fine}")
 
 
 def test_match_0_ranks_by_expected_points_where_the_match_is_in_reach(monkeypatch):
@@ -59,7 +66,7 @@ def test_match_0_ranks_by_expected_points_where_the_match_is_in_reach(monkeypatc
             match.play(match.greedy_move())
         make_player(EngineSpec.parse(spec), 1)(match)
     assert seen == [True, False]
-    with pytest.raises(CirullaError, match="bad value for match"):
+    with pytest.raises(CirullaError, match="match=2 is not 1 or 0"):
         EngineSpec.parse("ismcts:100it:match=2")
 
 
