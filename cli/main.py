@@ -229,6 +229,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
 
     save = Path(args.save) if args.save else None
     if save is not None:
+        if save.exists() and not save.is_dir():
+            raise CliError(f"--save {args.save}: a file, not a folder (the records go into a folder)", USAGE)
         try:
             save.mkdir(parents=True, exist_ok=True)
         except OSError as e:

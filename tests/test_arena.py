@@ -258,3 +258,5 @@ def test_the_command_saves_the_games_with_the_engines_names(tmp_path, capsys):
     (tmp_path / "file").write_text("")
     assert main(["arena", "greedy", "random", "--pairs", "1", "--save", str(tmp_path / "file" / "games")]) == 1
     assert "--save" in capsys.readouterr().err
+    assert main(["arena", "greedy", "random", "--pairs", "1", "--save", str(tmp_path / "file")]) == 2
+    assert f"--save {tmp_path / 'file'}: a file, not a folder" in capsys.readouterr().err
