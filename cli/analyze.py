@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from cirulla.solver import analysis, record
@@ -103,8 +104,9 @@ def show(match: Match, decisions: list[Decision], summary: Summary, console: Con
          every: bool = False, tr: Translations) -> None:
     _ = tr.gettext
     names = match.side_names
-    score = " – ".join(f"{n} {s}" for n, s in zip(names, summary.scores, strict=False))
-    result = _("unfinished") if summary.winner is None else _("%(side)s won") % {"side": names[summary.winner]}
+    score = " – ".join(f"{escape(n)} {s}" for n, s in zip(names, summary.scores, strict=False))
+    result = (_("unfinished") if summary.winner is None
+              else _("%(side)s won") % {"side": escape(names[summary.winner])})
     console.print(_("[bold]Analysis[/] of %(rules)s, %(players)s players: %(score)s (%(result)s). %(decisions)s "
                     "decisions, %(iterations)s iterations per search, %(seconds)s s.")
                   % {"rules": match.rules.name, "players": match.rules.players, "score": score, "result": result,

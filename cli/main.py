@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 
 from cirulla.solver.errors import CirullaError
 from cirulla.solver.match import Phase
@@ -453,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     except (CliError, CirullaError) as e:
         error = e if isinstance(e, CliError) else CliError.of(e)
-        Console(stderr=True, highlight=False).print(f"[red]error:[/] {error}", soft_wrap=True)
+        Console(stderr=True, highlight=False).print(f"[red]error:[/] {escape(str(error))}", soft_wrap=True)
         if args.json:
             emit(error.failure())
         return error.code

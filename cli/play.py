@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console, RenderableType
+from rich.markup import escape
 
 from cirulla.solver import record
 from cirulla.solver.errors import CirullaError
@@ -63,7 +64,7 @@ def hand_points_line(m: Match, tr: Translations | None = None) -> str:
     'This hand: You 3 (1 scopa, 2 from declarations) – Engine 0'."""
     tr = tr or translator()
     parts = []
-    for name, points in zip(m.side_names, m.hand_points(), strict=False):
+    for name, points in zip(map(escape, m.side_names), m.hand_points(), strict=False):
         scope, declared = points["scope"], points["declarations"]
         detail = ", ".join(w for w in (
             tr.ngettext("%(count)s scopa", "%(count)s scope", scope) % {"count": scope} if scope else "",
@@ -95,6 +96,16 @@ class Game:
             record.save(self.match, self.save_to)      # e.g. the terminal went away: keep the game
             raise
 
+    @property
+    def _names(self) -> list[str]:
+        """The seats' names as the text shows them: a name is the player's own
+        text, never markup (a record keeps it as given)."""
+        return [escape(n) for n in self.match.names]
+
+    @property
+    def _sides(self) -> list[str]:
+        return [escape(n) for n in self.match.side_names]
+
     def _you(self, seat: int) -> bool:
         """Whether the text addresses the seat as "you": the human under the default name."""
         return seat == self.human and self.match.names[seat] == self.tr.gettext("You")
@@ -102,9 +113,10 @@ class Game:
     def _run(self) -> int:
         m, say, _ = self.match, self.console.print, self.tr.gettext
         r = m.rules
-        partner = [m.names[s] for s in range(r.players) if s != self.human and r.side_of(s) == r.side_of(self.human)]
+        names = self._names
+        partner = [names[s] for s in range(r.players) if s != self.human and r.side_of(s) == r.side_of(self.human)]
         facts = {"rules": r.name, "players": r.players, "goal": render.goal(r.hands, r.target, self.tr),
-                 "level": self.level, "name": m.names[self.human], "seat": self.human,
+                 "level": self.level, "name": names[self.human], "seat": self.human,
                  "partner": partner[0] if partner else ""}
         say(" ".join((
             (_("[bold]Cirulla[/] — %(rules)s, %(players)s players, %(goal)s, engines at level %(level)s.") if self.level
@@ -135,13 +147,13 @@ class Game:
                 self._play(answer, moves)
         self._show_events()
         winner = m.winner
-        names = self.match.side_names
+        names = self._sides
         if winner is None:
             say(_("[bold]The match is over: a tie at %(score)s.[/]") % {"score": m.scores[0]})
         else:
             scores = {"side": names[winner], "score": m.scores[winner],
                       "other": max(s for i, s in enumerate(m.scores) if i != winner)}
-            if names[winner] == _("You"):
+            if self.match.side_names[winner] == _("You"):
                 say(_("[bold]The match is over: you win %(score)s to %(other)s.[/]") % scores)
             elif r.n_sides < r.players:          # partners
                 say(_("[bold]The match is over: %(side)s win %(score)s to %(other)s.[/]") % scores)
@@ -159,12 +171,28 @@ class Game:
         return line.strip()
 
     def _play(self, answer: str, moves: list[Move]) -> None:
-        m = self.match
-        try:
-            move = moves[int(answer) - 1] if answer.isdigit() and 1 <= int(answer) <= len(moves) else answer
-            m.play(move)
-        except CirullaError as e:
-            self.console.print(f"[red]{e}[/]")
+        """The player's move, by its number or its text; else why not, in the
+        player's language (their own text escaped: it is not markup)."""
+        m, _ = self.match, self.tr.gettext
+        if answer.isdigit():
+            if not 1 <= int(answer) <= len(moves):
+                return self._refuse(_("there is no move %(n)s: the moves are 1 to %(last)s")
+                                    % {"n": answer, "last": len(moves)})
+            move = moves[int(answer) - 1]
+        else:
+            try:
+                move = Move.of(answer, matta=m.rules.matta_card)
+            except CirullaError:
+                return self._refuse(_("%(text)s is not a move: type its number (1 to %(last)s), or the move "
+                                      "as the list writes it after the number, like 7C x 2C 5S")
+                                    % {"text": repr(answer), "last": len(moves)})
+        why = m.why_illegal(move, tr=self.tr)
+        if why is not None:
+            return self._refuse(why)
+        m.play(move)
+
+    def _refuse(self, why: str) -> None:
+        self.console.print(render.styled("red", escape(why)))
 
     def _undo(self) -> None:
         m = self.match
@@ -181,16 +209,16 @@ class Game:
         m, say, tr = self.match, self.console.print, self.tr
         _ = tr.gettext
         v = m.view(self.human)
-        names = self.match.side_names
+        names, sides = self._names, self._sides
         say("")
-        say(_("Score: %(scores)s") % {"scores": "   ".join(f"{n} {s}" for n, s in zip(names, m.scores, strict=False))}
+        say(_("Score: %(scores)s") % {"scores": "   ".join(f"{n} {s}" for n, s in zip(sides, m.scores, strict=False))}
             + "   [dim]" + _("hand %(hand)s, round %(round)s, dealer %(dealer)s, stock %(stock)s")
-            % {"hand": m.hand_number + 1, "round": m.round + 1, "dealer": m.names[m.dealer], "stock": v.stock_size}
+            % {"hand": m.hand_number + 1, "round": m.round + 1, "dealer": names[m.dealer], "stock": v.stock_size}
             + "[/]")
         say(hand_points_line(m, tr))
         for seat in range(m.rules.players):
             if seat != self.human and v.public[seat]:
-                say("  " + _("%(player)s declared: %(cards)s") % {"player": m.names[seat],
+                say("  " + _("%(player)s declared: %(cards)s") % {"player": names[seat],
                                                                   "cards": render.cards(v.public[seat])})
         say(_("Table: %(cards)s") % {"cards": render.cards(v.table)})
         say(_("Your hand: %(cards)s") % {"cards": render.cards(v.hand)})
@@ -198,13 +226,14 @@ class Game:
     def _show_events(self) -> None:
         m, say, tr = self.match, self.console.print, self.tr
         _ = tr.gettext
+        names, sides = self._names, self._sides
         for e in m.events[self._shown:]:
             if isinstance(e, Deal):
                 if e.void:
                     say("[dim]" + _("Void deal (two aces on the table: %(cards)s); dealt again.")
                         % {"cards": render.cards(e.table)} + "[/]")
                 elif e.round == 0:
-                    deal = {"hand": e.hand + 1, "player": m.names[e.dealer], "cards": render.cards(e.table),
+                    deal = {"hand": e.hand + 1, "player": names[e.dealer], "cards": render.cards(e.table),
                             "total": 30 if e.dealer_scope == 2 else 15, "count": e.dealer_scope}
                     you = self._you(e.dealer)
                     say("\n" + (_("[bold]Hand %(hand)s[/], you deal. Table: %(cards)s") if you
@@ -219,17 +248,17 @@ class Game:
                     if e.capotun:
                         say("  " + _("Four of a kind on the table: %(player)s's side wins the match.") % deal)
             elif isinstance(e, Turn):
-                say(f"  {m.names[e.seat]}: {render.move(e.move, tr)}"
+                say(f"  {names[e.seat]}: {render.move(e.move, tr)}"
                     + ("  " + render.styled("bold yellow", _("SCOPA!")) if e.scopa else ""))
             elif isinstance(e, HandEnd):
                 if e.leftover:
-                    who = _("nobody") if e.leftover_side is None else self.match.side_names[e.leftover_side]
+                    who = _("nobody") if e.leftover_side is None else sides[e.leftover_side]
                     say("  " + _("Left on the table: %(cards)s → %(side)s") % {"cards": render.cards(e.leftover),
                                                                               "side": who})
                 say(render.hand_end_table(e, self.match.side_names, tr))
                 if e.cappotto_side is not None:
                     say(_("[bold]Cappotto! %(side)s took all ten diamonds.[/]")
-                        % {"side": self.match.side_names[e.cappotto_side]})
+                        % {"side": sides[e.cappotto_side]})
         self._shown = len(m.events)
 
     def _save(self, why: str) -> None:

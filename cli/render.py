@@ -97,7 +97,7 @@ def hand_end_table(end: HandEnd, side_names: list[str], tr: Translations | None 
     t = Table(title=_("Hand %(hand)s") % {"hand": end.hand + 1}, show_lines=False)
     t.add_column("")
     for name in side_names:
-        t.add_column(name, justify="right")
+        t.add_column(escape(name), justify="right")
     for cat in CATEGORIES:
         values = [getattr(s, cat) for s in end.sides]
         if any(values):
@@ -184,7 +184,7 @@ def players_table(summary: Summary, tr: Translations | None = None) -> Table:
     t = Table(title=_("Players"))
     t.add_column("")
     for p in summary.players:
-        t.add_column(p.name, justify="right")
+        t.add_column(escape(p.name), justify="right")
     ps = summary.players
     rows = ((_("accuracy (0-100)"), [f"[bold]{p.accuracy:.1f}[/]" for p in ps]),
             (_("decisions (forced)"), [f"{p.decisions} ({p.forced})" for p in ps]),
@@ -210,8 +210,8 @@ def sides_table(summary: Summary, tr: Translations | None = None) -> Table:
                               _("noise"))):
         t.add_column(name, justify="left" if i == 0 else "right")
     for s in summary.sides:
-        t.add_row(s.name, f"[bold]{s.result:+.0f}[/]", _signed(s.start), _signed(s.luck), _signed(s.hidden_luck),
-                  _signed(s.play), _signed(s.noise))
+        t.add_row(escape(s.name), f"[bold]{s.result:+.0f}[/]", _signed(s.start), _signed(s.luck),
+                  _signed(s.hidden_luck), _signed(s.play), _signed(s.noise))
     return t
 
 
@@ -219,7 +219,7 @@ def luck_table(summary: Summary, side_names: Sequence[str], tr: Translations | N
     """The luck of every deal for side 0, a row per hand."""
     _ = (tr or translator()).gettext
     rounds = max((d.round for d in summary.deals), default=0) + 1
-    t = Table(title=_("Luck of each deal, for %(side)s (points of expected margin)") % {"side": side_names[0]})
+    t = Table(title=_("Luck of each deal, for %(side)s (points of expected margin)") % {"side": escape(side_names[0])})
     t.add_column(_("hand"), justify="right")
     for r in range(rounds):
         t.add_column(_("round %(round)s") % {"round": r + 1}, justify="right")
@@ -274,7 +274,7 @@ def decisions_table(decisions: Sequence[Decision], names: Sequence[str], *, only
         grade = judgement(d.judgement, d.forced, tr)
         if d.kind:
             grade += "\n" + styled("dim", _(ERROR_KIND_WORDS[d.kind]) if d.kind in ERROR_KIND_WORDS else d.kind)
-        t.add_row(str(d.number + 1), f"{d.hand + 1}.{d.round + 1}", names[d.seat], moves, lost, grade)
+        t.add_row(str(d.number + 1), f"{d.hand + 1}.{d.round + 1}", escape(names[d.seat]), moves, lost, grade)
     return t
 
 
@@ -289,6 +289,7 @@ def position(d: Decision, names: Sequence[str], side_names: Sequence[str], matta
     _ = tr.gettext
     p = d.position
     same = d.forced or d.played == d.best
+    names, side_names = [escape(n) for n in names], [escape(n) for n in side_names]     # the players' text
 
     def styles(cs: Iterable[Card], played: set[Card], best: set[Card]) -> dict[Card, str]:
         out = {}

@@ -23,6 +23,7 @@ from .view import SeatView
 
 if TYPE_CHECKING:
     from ._core import CoreFields
+    from .i18n import Translations
 
 
 class Phase(StrEnum):
@@ -182,9 +183,10 @@ class Match:
 
     # --- actions ---
 
-    def why_illegal(self, move: Move | str) -> str | None:
+    def why_illegal(self, move: Move | str, tr: Translations | None = None) -> str | None:
         """Why the seat to move cannot play `move` (or its text) now, citing the
-        rule; None if it can. The reason `play` would raise, without raising.
+        rule, in tr's language (cirulla.solver.i18n; English without); None if
+        it can. The reason `play` would raise, without raising.
 
         >>> m = Match(Rules.preset("classic"), seed=7)
         >>> [str(c) for c in m.hand(m.to_move)], [str(c) for c in m.table]
@@ -199,7 +201,7 @@ class Match:
         if self.phase is not Phase.PLAY:
             return f"no move is due: the match is in phase '{self.phase}'"
         move = Move.of(move, matta=self.rules.matta_card)
-        return legality.why_illegal(move, self._core, self.rules, self.legal_moves)
+        return legality.why_illegal(move, self._core, self.rules, self.legal_moves, tr)
 
     def play(self, move: Move | str) -> Turn:
         """Play a move (or its text) for the seat to move.

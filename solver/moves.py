@@ -88,8 +88,9 @@ class Move:
             return cls(card=card[0], captured=frozenset(captured))
         except InvalidMoveError:
             raise
-        except CirullaError as e:
-            raise InvalidMoveError(f"{text!r}: {e}") from None
+        except CirullaError as e:               # a card's error, named by the move unless it is the card's own text
+            where = f"{text!r}: "
+            raise InvalidMoveError(str(e) if str(e).startswith(where) else where + str(e)) from None
 
     @classmethod
     def _parse_declaration(cls, rest: str, matta: Card | None) -> Move:

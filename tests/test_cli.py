@@ -92,7 +92,8 @@ def test_play_a_hand_through_the_terminal_input(tmp_path):
     assert "Commands:" in out                                     # help
     assert "The engine's ranking of your moves" in out and "expected" in out   # hint, with figures
     assert re.search(r"why\s+\d+\s+\S.*the runner-up", " ".join(out.split()))     # ... and the reasons
-    assert "not a card" in out or "unknown rank" in out           # a bad move is refused, play goes on
+    assert "there is no move 99: the moves are 1 to" in out       # a bad move is refused, play goes on
+    assert "'ZZ x 1' is not a move: type its number" in out
     assert re.search(r"Hand 1\s", out) and "The match is over" in out and f"Record saved to {save}" in out
     assert re.search(r"This hand: You \d+.* – Engine( 1)? \d+", out)           # the hand's points so far
     saved, chose_first = first_moves_replayed(save)
@@ -100,6 +101,45 @@ def test_play_a_hand_through_the_terminal_input(tmp_path):
     human = [e for e in saved.events if isinstance(e, Turn) and e.seat == 0]
     assert str(human[0].move) == text_move
     assert chose_first >= len(human) - 1 and len(human) >= 17     # every other move was "1"
+
+
+def test_play_refuses_a_bad_move_in_the_players_language_and_reads_no_markup_in_it(tmp_path):
+    """What a player types is never rich markup (a stray [/] crashed play and lost
+    the match), and a refused move is explained in the player's language, the
+    rule's id beside it."""
+    save = tmp_path / "it.json"
+    preview = Match(Rules(hands=1), seed=3)
+    while preview.to_move != 0:
+        preview.play(GreedyPlayer().choose(preview))
+    foreign = next(str(c) for c in ("KD", "KH", "KS", "KC") if Card.parse(c) not in preview.hand(0))
+    lines = ["[/]", "[bold]x", "0", foreign, "quit"]
+    done = run("play", "--hands", "1", "--seed", 3, "--level", "greedy", "--save", save, "--lang", "it",
+               stdin="\n".join(lines) + "\n")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    out = " ".join(done.stdout.split())
+    assert "'[/]' non è una mossa: scrivi il suo numero" in out and "'[bold]x' non è una mossa" in out
+    assert "non c'è la mossa 0" in out
+    assert f"{foreign}: il posto 0 non ha in mano {foreign} (si gioca una carta che si ha in mano, R-TURN)" in out
+    assert record.load(save).events and f"Partita salvata in {save}" in out
+
+
+def test_names_and_paths_are_shown_as_given_never_read_as_markup(tmp_path, capsys):
+    """A record's player names and a command's arguments are the user's text:
+    "[/]" in them crashed analyze, hint and play (rich markup) before."""
+    m = Match(Rules(hands=1), seed=3, names=["[/]", "[bold]B"])
+    while not m.is_over:
+        m.play(m.greedy_move())
+    path = tmp_path / "names.json"
+    record.save(m, path)
+    code, out, _ = cli(capsys, "analyze", path, "--iterations", 200, "--all")
+    assert code == 0 and "[/] " in out and "[bold]B" in out
+    code, _, err = cli(capsys, "hint", "[/]")
+    assert code == 5 and "[/]: no such file" in err
+    code, _, err = cli(capsys, "arena", "greedy:[/]", "greedy")
+    assert code == 3 and "engine 'greedy:[/]'" in err
+    done = run("play", "--hands", "1", "--seed", 3, "--name", "[/]", "--save", tmp_path / "p.json", stdin="1\nquit\n")
+    assert done.returncode == 0 and "You are [/] (seat 0)" in " ".join(done.stdout.split()), done.stderr
+    assert record.load(tmp_path / "p.json").names[0] == "[/]"             # kept as given
 
 
 def test_quitting_saves_a_record_that_replays_and_analyses(tmp_path, capsys):
