@@ -104,8 +104,8 @@ def test_play_a_hand_through_the_terminal_input(tmp_path):
 
 
 def test_play_refuses_a_bad_move_in_the_players_language_and_reads_no_markup_in_it(tmp_path):
-    """What a player types is never rich markup (a stray [/] crashed play and lost
-    the match), and a refused move is explained in the player's language, the
+    """What a player types is never rich markup (a stray [/] ended play with a
+    traceback), and a refused move is explained in the player's language, the
     rule's id beside it."""
     save = tmp_path / "it.json"
     preview = Match(Rules(hands=1), seed=3)
