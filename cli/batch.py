@@ -48,6 +48,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from cirulla.server.config import available_cores
 from cirulla.server.convert import summary_from_proto
@@ -304,7 +305,7 @@ class Totals:
             else:
                 t.add_column(_(self.SHORT.get(name, name)), justify="right", no_wrap=True)
         for cells in self.rows():
-            t.add_row(*cells)
+            t.add_row(*map(Text, cells))        # a player's name is their text, not markup
         return t
 
     def html(self, title: str, tr: Translations) -> str:

@@ -28,7 +28,7 @@ from cirulla.solver.players import GreedyPlayer
 from cirulla.v1 import analysis_service_pb2 as apb
 
 ITERATIONS = ("--iterations", "200")        # tiny budgets: the file runs in well under a minute
-NAMES = (["Ada", "Bea"], ["Bea", "<b>Cy</b>"])   # a name the page must escape
+NAMES = (["[/]Ada", "Bea"], ["Bea", "<b>Cy</b>"])   # names the terminal ([/]: markup) and the page must escape
 
 
 def one_hand(seed: int) -> Match:
@@ -127,7 +127,7 @@ def test_a_folder_gives_a_line_per_good_record_and_reports_the_bad_ones(capsys, 
         assert len(msg.analysis.decisions) == sum(isinstance(e, Turn) for e in m.events)
         assert [p.name for p in msg.analysis.summary.players] == list(m.names)
     # the table per player: every name, its games; the page escapes what the records hold
-    for name, games in (("Ada", 4), ("Bea", 8), ("<b>Cy</b>", 4)):
+    for name, games in (("[/]Ada", 4), ("Bea", 8), ("<b>Cy</b>", 4)):
         assert any(row.split("│")[1].strip() == name and row.split("│")[2].strip() == str(games)
                    for row in stdout.splitlines() if "│" in row)
     html = page.read_text()
