@@ -330,7 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     play = command("play", "play a match against engine players",
                    "Play a match in the terminal against engine players. Type a move's number or its\n"
                    "text (7C x 2C 5S, 7C, declare 2S 5C 7H=A), `hint` for the engine's ranking,\n"
-                   "`undo`, `help`, `quit`. The record is saved when the match ends and on quit.",
+                   "`undo`, `help`, `quit` (in Italian: consiglio, annulla, aiuto, esci). The record is\n"
+                   "saved when the match ends and on quit.",
                    "examples:\n  cirulla play --level beginner\n  cirulla play --players 3 --target 31\n"
                    "  cirulla play --preset online --players 4 --level full --save game.json\n\n"
                    "levels, weakest first:\n  " + "\n  ".join(f"{lv.name:13} {lv.about}" for lv in LEVELS))

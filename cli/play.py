@@ -27,10 +27,22 @@ from cirulla.solver.players import Player
 from . import render
 
 
+def command_names(tr: Translations) -> dict[str, str]:
+    """What a player types besides a move: each command's word in the player's
+    language, by its own (English) one, which works too."""
+    return {"help": tr.pgettext("command", "help"), "hint": tr.pgettext("command", "hint"),
+            "undo": tr.pgettext("command", "undo"), "quit": tr.pgettext("command", "quit")}
+
+
+def command_words(tr: Translations) -> dict[str, str]:
+    """Each command by the words that call it."""
+    return {word.casefold(): c for c, own in command_names(tr).items() for word in (c, own)}
+
+
 def help_text(tr: Translations) -> str:
     return tr.gettext("Commands: a move's number or its text (7C x 2C 5S, 7C, declare 2S 5C 7H=A),\n"
-                      "hint (the engine's ranking of your moves), undo (take back your last move), "
-                      "quit (save and stop).")
+                      "%(hint)s (the engine's ranking of your moves), %(undo)s (take back your last move), "
+                      "%(quit)s (save and stop).") % command_names(tr)
 
 
 def seat_names(players: int, human: str | None, tr: Translations) -> list[str]:
@@ -111,7 +123,8 @@ class Game:
         return seat == self.human and self.match.names[seat] == self.tr.gettext("You")
 
     def _run(self) -> int:
-        m, say, _ = self.match, self.console.print, self.tr.gettext
+        m, say, tr = self.match, self.console.print, self.tr
+        _, commands = tr.gettext, command_words(tr)
         r = m.rules
         names = self._names
         partner = [names[s] for s in range(r.players) if s != self.human and r.side_of(s) == r.side_of(self.human)]
@@ -123,7 +136,7 @@ class Game:
              else _("[bold]Cirulla[/] — %(rules)s, %(players)s players, %(goal)s.")) % facts,
             (_("You are %(name)s (seat %(seat)s), partnered with %(partner)s.") if partner
              else _("You are %(name)s (seat %(seat)s).")) % facts,
-            _("Type [bold]help[/] for commands."))))
+            _("Type [bold]%(help)s[/] for commands.") % command_names(tr))))
         while not m.is_over:
             self._show_events()
             if m.to_move != self.human:
@@ -134,17 +147,18 @@ class Game:
             for i, mv in enumerate(moves, 1):
                 say(f"  [bold]{i:2}[/]  {render.move(mv, self.tr)}   [dim]{mv}[/]")
             answer = self._ask()
-            if answer is None or answer == "quit":
+            command = commands.get(answer.casefold()) if answer is not None else "quit"
+            if command == "quit":
                 self._save("quit")
                 return 0
-            if answer == "help":
+            if command == "help":
                 say(help_text(self.tr))
-            elif answer == "hint":
+            elif command == "hint":
                 say(self.hint(m) if self.hint else render.styled("yellow", _("no hint engine available")))
-            elif answer == "undo":
+            elif command == "undo":
                 self._undo()
             else:
-                self._play(answer, moves)
+                self._play(answer or "", moves)
         self._show_events()
         winner = m.winner
         names = self._sides

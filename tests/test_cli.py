@@ -105,14 +105,14 @@ def test_play_a_hand_through_the_terminal_input(tmp_path):
 
 def test_play_refuses_a_bad_move_in_the_players_language_and_reads_no_markup_in_it(tmp_path):
     """What a player types is never rich markup (a stray [/] ended play with a
-    traceback), and a refused move is explained in the player's language, the
-    rule's id beside it."""
+    traceback), a refused move is explained in the player's language, the
+    rule's id beside it, and the commands have their words in it."""
     save = tmp_path / "it.json"
     preview = Match(Rules(hands=1), seed=3)
     while preview.to_move != 0:
         preview.play(GreedyPlayer().choose(preview))
     foreign = next(str(c) for c in ("KD", "KH", "KS", "KC") if Card.parse(c) not in preview.hand(0))
-    lines = ["[/]", "[bold]x", "0", foreign, "quit"]
+    lines = ["[/]", "[bold]x", "0", foreign, "Aiuto", "esci"]        # the commands in Italian too
     done = run("play", "--hands", "1", "--seed", 3, "--level", "greedy", "--save", save, "--lang", "it",
                stdin="\n".join(lines) + "\n")
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
@@ -120,6 +120,7 @@ def test_play_refuses_a_bad_move_in_the_players_language_and_reads_no_markup_in_
     assert "'[/]' non è una mossa: scrivi il suo numero" in out and "'[bold]x' non è una mossa" in out
     assert "non c'è la mossa 0" in out
     assert f"{foreign}: il posto 0 non ha in mano {foreign} (si gioca una carta che si ha in mano, R-TURN)" in out
+    assert "Scrivi aiuto per i comandi" in out and "consiglio (la classifica delle tue mosse" in out
     assert record.load(save).events and f"Partita salvata in {save}" in out
 
 
