@@ -89,7 +89,7 @@ def run_analysis(match: Match, args: argparse.Namespace, console: Console) -> in
     else:
         show(match, decisions, summary, console, every=args.all, tr=tr)
     if args.html:
-        console.print(tr.gettext("Report written to %(file)s") % {"file": args.html}, soft_wrap=True)
+        console.print(tr.gettext("Report written to %(file)s") % {"file": escape(args.html)}, soft_wrap=True)
     return OK
 
 

@@ -264,7 +264,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
         console.print(line)
     console.print(load)
     if save is not None:
-        console.print(f"records: {2 * args.pairs} games in {save}", soft_wrap=True)
+        console.print(f"records: {2 * args.pairs} games in {escape(str(save))}", soft_wrap=True)
     return OK
 
 

@@ -278,7 +278,7 @@ class Game:
     def _save(self, why: str) -> None:
         record.save(self.match, self.save_to)
         _ = self.tr.gettext
-        self.console.print(_("Record saved to %(file)s") % {"file": self.save_to}
+        self.console.print(_("Record saved to %(file)s") % {"file": escape(str(self.save_to))}
                            + (" — " + _("analyse it with: %(command)s")
-                              % {"command": f"cirulla analyze {self.save_to} --html report.html"}
+                              % {"command": escape(f"cirulla analyze {self.save_to} --html report.html")}
                               if why == "end" else ""), soft_wrap=True)

@@ -141,6 +141,13 @@ def test_names_and_paths_are_shown_as_given_never_read_as_markup(tmp_path, capsy
     done = run("play", "--hands", "1", "--seed", 3, "--name", "[/]", "--save", tmp_path / "p.json", stdin="1\nquit\n")
     assert done.returncode == 0 and "You are [/] (seat 0)" in " ".join(done.stdout.split()), done.stderr
     assert record.load(tmp_path / "p.json").names[0] == "[/]"             # kept as given
+    (tmp_path / "[").mkdir()                                 # paths: "[/]p.json" is "]p.json" in the folder "["
+    done = run("play", "--hands", "1", "--seed", 3, "--save", tmp_path / "[/]p.json", stdin="quit\n")
+    assert done.returncode == 0 and f"Record saved to {tmp_path}/[/]p.json" in done.stdout, done.stderr
+    code, out, _ = cli(capsys, "analyze", tmp_path / "[/]p.json", "--iterations", 100, "--html", tmp_path / "[/]r.html")
+    assert code == 0 and f"Report written to {tmp_path}/[/]r.html" in " ".join(out.split())
+    code, out, _ = cli(capsys, "arena", "greedy", "greedy", "--pairs", 1, "--hands", 1, "--save", tmp_path / "[/]g")
+    assert code == 0 and f"records: 2 games in {tmp_path}/[/]g" in " ".join(out.split())
 
 
 def test_quitting_saves_a_record_that_replays_and_analyses(tmp_path, capsys):
