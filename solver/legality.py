@@ -52,8 +52,12 @@ def why_illegal(move: Move, core: CoreState, rules: Rules, legal: Sequence[Move]
         if core.declared >> seat & 1 or len(held) != core.round_cards:
             return _("%(move)s: seat %(seat)s can declare only at its first turn of a round, "
                      "holding all its cards (R-DECL-WHEN)") % facts
-        rules_met = ["R-BUONA3", "R-DECINO", "R-MATTA"] + ["R-V30"] * rules.grande_in_hand + ["R-VC"] * rules.cirullone
-        triples = "; ".join(f"{rule}: {_(_TRIPLES[rule])}" for rule in rules_met)
+        allowed = ["R-BUONA3", "R-DECINO", "R-MATTA"]
+        if rules.grande_in_hand:
+            allowed.append("R-V30")
+        if rules.cirullone:
+            allowed.append("R-VC")
+        triples = "; ".join(f"{rule}: {_(_TRIPLES[rule])}" for rule in allowed)
         can = [str(m) for m in legal if m.is_declaration]
         tail = (_("seat %(seat)s can %(moves)s") % {**facts, "moves": ", ".join(can)} if can
                 else _("seat %(seat)s's cards make none") % facts)

@@ -20,6 +20,7 @@ from .rules import Rules
 
 if TYPE_CHECKING:
     from ._core import CoreFields
+    from .i18n import Translations
 
 
 @dataclass(frozen=True)
@@ -412,9 +413,10 @@ class SeatView:
         self._check_to_move()
         return Move.greedy_in(self.core_world(), self.rules.matta_card)
 
-    def why_illegal(self, move: Move | str) -> str | None:
-        """Why this seat cannot play `move` (or its text) now, citing the rule;
-        None if it can: Match.why_illegal's reason, from what the seat sees.
+    def why_illegal(self, move: Move | str, tr: Translations | None = None) -> str | None:
+        """Why this seat cannot play `move` (or its text) now, citing the rule,
+        in tr's language (English without); None if it can: Match.why_illegal's
+        reason, from what the seat sees.
 
         >>> from cirulla.solver import Match
         >>> view = Match(Rules.preset("classic"), seed=7).view(0)
@@ -430,7 +432,7 @@ class SeatView:
             return no_move[1]
         matta = self.rules.matta_card
         world = self.core_world()
-        return legality.why_illegal(Move.of(move, matta=matta), world, self.rules, Move.legal_in(world, matta))
+        return legality.why_illegal(Move.of(move, matta=matta), world, self.rules, Move.legal_in(world, matta), tr)
 
     def _check_to_move(self) -> None:
         no_move = self._why_no_move()

@@ -336,3 +336,21 @@ def test_a_malformed_lang_is_a_usage_error_naming_it(capsys):
             main([*command, "--lang", "it_IT!"])
         assert stop.value.code == 2
         assert "'it_IT!' is not a language tag" in capsys.readouterr().err
+
+
+def test_why_a_move_is_illegal_in_italian_cites_the_same_rule():
+    """Match.why_illegal and SeatView.why_illegal in the player's language: the
+    same facts and rule ids as the English reason, the Italian words."""
+    from cirulla.solver import Match
+    m = Match(Rules.preset("classic"), seed=7)              # seat 0: 3S 4S QD; table JH QS KD KH
+    it = translator("it")
+    cases = {"QD": ("R-MUST", "può prendere, e prendere è obbligatorio"),
+             "5C": ("R-TURN", "il posto 0 non ha in mano 5C"),
+             "QD x AS": ("R-MOVE", "AS non è in tavola"),
+             "QD x JH": ("R-SIMPLE", "QD prende carte che fanno il suo valore, 9")}
+    for move, (rule, words) in cases.items():
+        english, italian = m.why_illegal(move), m.why_illegal(move, tr=it)
+        assert rule in english and rule in italian and words in italian, (english, italian)
+        assert italian.split(":")[0] == english.split(":")[0] == move
+    assert m.view(0).why_illegal("5C", tr=it) == m.why_illegal("5C", tr=it)
+    assert m.why_illegal("QD x QS", tr=it) is None
