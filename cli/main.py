@@ -75,10 +75,12 @@ def _add_rules(p: argparse.ArgumentParser, *, players: tuple[int, ...]) -> None:
 def _rules(args: argparse.Namespace) -> Rules:
     """The rules the command's --preset, --players, --target and --hands name."""
     options = {name: getattr(args, name) for name in ("players", "target", "hands") if getattr(args, name) is not None}
+    if args.players == 5:
+        options["five_players"] = True          # five at the table play their variant (R-V5)
     try:
         return Rules.preset(args.preset, **options)
     except CirullaError as e:
-        flags = " ".join(f"--{name} {value}" for name, value in options.items())
+        flags = " ".join(f"--{name} {value}" for name, value in options.items() if name != "five_players")
         raise CliError(f"{flags}: {e}", USAGE) from None
 
 

@@ -116,8 +116,10 @@ class Rules:
                       f"option {f.name} must be true or false ({OPTION_RULES[f.name]}), got {getattr(self, f.name)!r}")
         check(isinstance(self.players, int) and self.players in (2, 3, 4, 5), "players",
               f"players must be 2, 3, 4 or 5 (5 with five_players; R-SEATS), got {self.players!r}")
-        check(self.five_players == (self.players == 5), "five_players",
-              "5 players need the five_players variant (R-V5), and it needs 5 players")
+        check(self.five_players or self.players != 5, "five_players",
+              "5 players play the five_players variant (R-V5): set five_players (the preset five)")
+        check(not self.five_players or self.players == 5, "players",
+              f"the five_players variant (R-V5) is for 5 players, got {self.players!r}")
         check(not (self.cirullone and self.five_players), "cirullone",
               "cirullone (R-VC) and five_players (R-V5) do not combine: each deals the rounds its own way")
         check(isinstance(self.target, int) and self.target > 0, "target",

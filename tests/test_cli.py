@@ -150,6 +150,18 @@ def test_names_and_paths_are_shown_as_given_never_read_as_markup(tmp_path, capsy
     assert code == 0 and f"records: 2 games in {tmp_path}/[/]g" in " ".join(out.split())
 
 
+def test_five_players_play_their_variant_and_a_preset_for_five_names_the_clash(tmp_path, capsys):
+    """--players 5 is the five-player variant (R-V5), as five at a table play;
+    the preset five with another count, or with cirullone, is a usage error."""
+    done = run("play", "--players", 5, "--save", tmp_path / "five.json", stdin="quit\n")
+    assert done.returncode == 0 and "5 players" in done.stdout, done.stderr
+    assert record.load(tmp_path / "five.json").rules.five_players
+    code, _, err = cli(capsys, "play", "--preset", "five", "--players", 4)
+    assert code == 2 and "--players 4: the five_players variant (R-V5) is for 5 players, got 4" in err
+    code, _, err = cli(capsys, "play", "--preset", "cirullone", "--players", 5)
+    assert code == 2 and "--players 5: cirullone (R-VC) and five_players (R-V5) do not combine" in err
+
+
 def test_quitting_saves_a_record_that_replays_and_analyses(tmp_path, capsys):
     save = tmp_path / "quit.json"
     done = run("play", "--seed", 5, "--players", 3, "--level", "beginner", "--save", save,
