@@ -111,8 +111,9 @@ class ServerConfig:
 
     def __post_init__(self) -> None:
         for name, address in (("listen", self.listen), ("metrics_listen", self.metrics_listen)):
-            if address is not None and not _is_host_port(address):
-                raise ConfigError(f"must be HOST:PORT, got {address!r}", name)
+            problem = None if address is None else _host_port_problem(address)
+            if problem:
+                raise ConfigError(f"{problem}, got {address!r}", name)
         if self.log_format not in LOG_FORMATS:
             raise ConfigError(f"must be {' or '.join(LOG_FORMATS)}, got {self.log_format!r}", "log_format")
         if (self.tls_cert is None) != (self.tls_key is None):
@@ -159,9 +160,14 @@ class ServerConfig:
         return self.tls_cert is not None
 
 
-def _is_host_port(address: str) -> bool:
+def _host_port_problem(address: str) -> str | None:
+    """What is wrong with a HOST:PORT address; None if nothing."""
     host, sep, port = address.rpartition(":")
-    return bool(sep and host and port.isdigit() and int(port) <= 65535)
+    if not (sep and host and port.isdigit()):
+        return "must be HOST:PORT"
+    if int(port) > 65535:
+        return "must be HOST:PORT with a port from 0 to 65535"
+    return None
 
 
 _HELP = {

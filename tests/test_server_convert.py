@@ -239,6 +239,12 @@ def test_a_refused_setting_is_named_by_its_flag_or_variable(argv, env, named, ca
 def test_config_checks_itself():
     with pytest.raises(ValueError, match="default_budget_ms"):
         ServerConfig(default_budget_ms=20_000, max_budget_ms=1_000)
+    for address, why in (("nowhere", "must be HOST:PORT, got 'nowhere'"), (":50051", "must be HOST:PORT"),
+                         ("127.0.0.1:99999", "with a port from 0 to 65535, got '127.0.0.1:99999'")):
+        with pytest.raises(ValueError, match=why):
+            ServerConfig(listen=address)
+    with pytest.raises(ValueError, match="metrics_listen"):
+        ServerConfig(metrics_listen="127.0.0.1:70000")
 
 
 # --- the schema ---
