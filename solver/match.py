@@ -71,6 +71,8 @@ class Match:
         self.names = tuple(names) if names else tuple(f"Player {i + 1}" for i in range(n))
         if len(self.names) != n:
             raise StateError(f"{len(self.names)} names for {n} players")
+        if not all(isinstance(name, str) for name in self.names):
+            raise StateError(f"names are text, got {list(self.names)!r}")
         self.events: list[Event] = []
         self.scores = [0] * self.rules.n_sides
         self.hand_number = 0

@@ -172,6 +172,8 @@ def test_constructor_errors():
         Match(Rules(), dealer=2)
     with pytest.raises(StateError, match="names"):
         Match(Rules(), names=["a", "b", "c"])
+    with pytest.raises(StateError, match=r"names are text, got \['a', 5\]"):    # a record could not hold it
+        Match(Rules(), names=["a", 5])
     assert Match(Rules(players=3), seed=1, names=["a", "b", "c"]).names == ("a", "b", "c")
 
 
