@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias, TypeVar
 
-from .cards import Card, cards_of, format_cards, mask_of
+from .cards import Card, cards_of, format_cards, mask_of, to_card
 from .errors import CirullaError, ViewError, Violation
 from .events import Deal, Event, HandEnd, Turn
 from .match import Match, Phase
@@ -33,6 +33,7 @@ from .rules import Rules
 from .view import SeatView, cards_in_two_places, hand_sizes_at, stock_after, tables_before
 
 Cards: TypeAlias = Sequence[Card]
+CardsGiven: TypeAlias = Sequence[Card | str] | str     # cards or their codes, as a caller gives them: "7D 2C"
 Row: TypeAlias = tuple[tuple[Card, ...], ...]      # cards by seat or by side
 _Play: TypeAlias = tuple[int, Turn, Card]           # a card play: its index in the history, its turn, the card
 T = TypeVar("T")
@@ -40,16 +41,17 @@ T = TypeVar("T")
 MAX_HAND_NUMBER = 1000          # beyond it a number cannot come from a real match
 
 
-def build_view(rules: Rules, *, seat: int, dealer: int, hand: Cards, table: Cards,
+def build_view(rules: Rules, *, seat: int, dealer: int, hand: CardsGiven, table: CardsGiven,
                to_move: int | None = None, scores: Sequence[int] | None = None,
                history: Sequence[Deal | Turn | HandEnd] = (), hand_number: int = 0,
                round: int | None = None, hand_sizes: Sequence[int] | None = None,
-               stock_size: int | None = None, public: Sequence[Cards] | None = None,
-               piles: Sequence[Cards] | None = None, scope: Sequence[int] | None = None,
+               stock_size: int | None = None, public: Sequence[CardsGiven] | None = None,
+               piles: Sequence[CardsGiven] | None = None, scope: Sequence[int] | None = None,
                declarations: Sequence[int] | None = None, declared: Sequence[bool] | None = None,
-               played_this_round: Sequence[Cards] | None = None, last_capturer: int | None = None,
+               played_this_round: Sequence[CardsGiven] | None = None, last_capturer: int | None = None,
                matta_as: int | None = None, known_problems: Sequence[tuple[str, str]] = ()) -> SeatView:
     """The checked view of `seat`; None (or an empty row) means "left out: fill it in".
+    Cards are Card objects or their codes ("7D", or a text of them: "7D 2C").
 
     `known_problems` are those the caller found reading its input (an unknown
     card), as (field, reason): with any, only the checks that need no cards
@@ -58,26 +60,27 @@ def build_view(rules: Rules, *, seat: int, dealer: int, hand: Cards, table: Card
     :raises ViewError: naming every field at fault.
     """
     sides = rules.n_sides
+    unread: list[Violation] = []                # codes that name no card
+    in_hand, on_table = _read("hand", hand, unread), _read("table", table, unread)
     given = _Given(to_move=to_move, round=round or None, hand_sizes=_row(hand_sizes),
-                   stock_size=stock_size or None, public=_cards_row(public), piles=_cards_row(piles),
-                   scope=_row(scope), declarations=_row(declarations), declared=_row(declared),
-                   played_this_round=_cards_row(played_this_round), last_capturer=last_capturer,
-                   matta_as=matta_as)
+                   stock_size=stock_size or None, public=_read_row("public", public, unread),
+                   piles=_read_row("piles", piles, unread), scope=_row(scope), declarations=_row(declarations),
+                   declared=_row(declared), played_this_round=_read_row("played_this_round", played_this_round, unread),
+                   last_capturer=last_capturer, matta_as=matta_as)
     scores = tuple(scores) if scores else (0,) * sides
-    problems = [Violation(*p) for p in known_problems] + _shape(
-        rules, given, seat=seat, dealer=dealer, hand=hand, table=table, scores=scores, history=history,
+    problems = [Violation(*p) for p in known_problems] + unread + _shape(
+        rules, given, seat=seat, dealer=dealer, hand=in_hand, table=on_table, scores=scores, history=history,
         hand_number=hand_number)
     if problems:
         raise ViewError(_unique(problems))
     complete_history = any(isinstance(e, Deal) and e.round == 0 for e in history)
     if given.hand_sizes is None or complete_history:
-        view = _replayed(rules, seat, dealer, tuple(hand), tuple(table), tuple(history))
+        view = _replayed(rules, seat, dealer, in_hand, on_table, tuple(history))
         view = dataclasses.replace(view, scores=scores, hand_number=hand_number, history=tuple(
             dataclasses.replace(e, hand=hand_number) if isinstance(e, Deal) else e for e in view.history))
-        problems = _differences(view, given, table)
+        problems = _differences(view, given, on_table)
     else:
-        view = _fresh_round(rules, seat, dealer, tuple(hand), tuple(table), tuple(history), scores,
-                            hand_number, given)
+        view = _fresh_round(rules, seat, dealer, in_hand, on_table, tuple(history), scores, hand_number, given)
         problems = []
     problems += view.problems()
     if problems:
@@ -102,12 +105,33 @@ class _Given:
     matta_as: int | None
 
 
+def _read(field: str, cards: CardsGiven | None, problems: list[Violation]) -> tuple[Card, ...]:
+    """`cards`, each given as a Card or its code (a text of codes too:
+    "7D 2C"); a code that names no card is a problem of its field, left out."""
+    if cards is None:
+        return ()
+    if isinstance(cards, str):
+        items: Sequence[Card | str] = cards.replace(",", " ").split()
+        where = [field] * len(items)
+    else:
+        items = cards
+        where = [f"{field}[{i}]" for i in range(len(items))]
+    out = []
+    for at, item in zip(where, items, strict=True):
+        try:
+            out.append(to_card(item))
+        except CirullaError as e:
+            problems.append(Violation(at, e.reason))
+    return tuple(out)
+
+
 def _row(values: Sequence[T] | None) -> tuple[T, ...] | None:
     return tuple(values) if values else None
 
 
-def _cards_row(values: Sequence[Cards] | None) -> Row | None:
-    return tuple(tuple(v) for v in values) if values else None
+def _read_row(field: str, row: Sequence[CardsGiven] | None, problems: list[Violation]) -> Row | None:
+    """A row of cards by seat or side, each read as _read reads them."""
+    return tuple(_read(f"{field}[{i}]", cards, problems) for i, cards in enumerate(row)) if row else None
 
 
 def _unique(problems: list[Violation]) -> list[Violation]:

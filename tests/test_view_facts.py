@@ -279,3 +279,22 @@ def test_every_view_of_a_real_match_crosses_the_wire(rules):
             alone = dataclasses.replace(view, history=())
             assert convert.view_from_proto(convert.view_to_proto(alone)) == alone
         match.play(rng.choice(match.legal_moves))
+
+
+def test_build_view_reads_cards_as_objects_or_codes_and_names_a_bad_code():
+    """A Python caller may give cards as Card objects, codes or a text of codes
+    (as Match.play takes a move's text); a code that names no card is its
+    field's problem, not a stream of one-letter 'cards'."""
+    from cirulla.solver.view_builder import build_view
+    m = Match(Rules.preset("classic"), seed=7)
+    seat = m.to_move
+    hand, table = m.hand(seat), m.table
+    as_cards = build_view(m.rules, seat=seat, dealer=m.dealer, hand=hand, table=table)
+    for h, t in ((" ".join(map(str, hand)), ",".join(map(str, table))), ([str(c) for c in hand], list(table))):
+        assert build_view(m.rules, seat=seat, dealer=m.dealer, hand=h, table=t) == as_cards
+    with pytest.raises(ViewError) as bad:
+        build_view(m.rules, seat=seat, dealer=m.dealer, hand=[str(hand[0]), 4, "ZZ"], table="JH Q")
+    assert [(v.field, v.reason) for v in bad.value.violations] == [
+        ("hand[1]", "a card is text like '7D', got 4"),
+        ("hand[2]", "'ZZ': unknown rank 'Z' (ranks are A 2 3 4 5 6 7 J Q K)"),
+        ("table", "'Q' is not a card: write rank then suit, like '7D'")]
