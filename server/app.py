@@ -49,7 +49,7 @@ from cirulla.v1 import (
 
 from .auth import BearerTokenInterceptor
 from .calls import CallLog, formatter
-from .config import ServerConfig, parse_config
+from .config import ServerConfig, parse_config, unknown_variables
 from .errors import ServerInterceptor
 from .health import HealthServicer
 from .metrics import Metrics, MetricsServer
@@ -240,6 +240,8 @@ def serve(config: ServerConfig) -> int:
     """Serve until SIGTERM or SIGINT; the exit status. The process's own: after a
     stop, its deadline stays armed for the interpreter's exit."""
     return_large_blocks_when_freed()
+    for var in unknown_variables():
+        log.warning("%s is not a setting of the server (cirulla-server --help): ignored", var)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, frame: stop.set())

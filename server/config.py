@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from cirulla.solver.search import DEFAULT_BUDGET
 from .stopping import ABANDONED, OVERRUN_SECONDS
 
 LOG_FORMATS = ("text", "json")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 class ConfigError(ValueError):
@@ -114,6 +116,9 @@ class ServerConfig:
             problem = None if address is None else _host_port_problem(address)
             if problem:
                 raise ConfigError(f"{problem}, got {address!r}", name)
+        if self.log_level.upper() not in LOG_LEVELS:
+            raise ConfigError(f"must be {', '.join(LOG_LEVELS[:-1])} or {LOG_LEVELS[-1]}, got {self.log_level!r}",
+                              "log_level")
         if self.log_format not in LOG_FORMATS:
             raise ConfigError(f"must be {' or '.join(LOG_FORMATS)}, got {self.log_format!r}", "log_format")
         if (self.tls_cert is None) != (self.tls_key is None):
@@ -220,6 +225,25 @@ def _variable(name: str) -> str:
     return "CIRULLA_" + name.upper()
 
 
+# CIRULLA_ variables that are not the server's settings: the command line's, the tests'
+OTHER_VARIABLES = frozenset({"CIRULLA_CONNECT_SECONDS", "CIRULLA_REQUIRE_ALL", "CIRULLA_FUZZ_SEED",
+                             "CIRULLA_FUZZ_REQUESTS"})
+
+
+def unknown_variables(env: Mapping[str, str] | None = None) -> list[str]:
+    """The CIRULLA_ variables set that name no setting, each with the setting it
+    may have meant ("CIRULLA_MAX_BUDGET (CIRULLA_MAX_BUDGET_MS?)"): a typo is
+    otherwise a setting silently left at its default."""
+    env = os.environ if env is None else env
+    known = {_variable(f.name) for f in dataclasses.fields(ServerConfig)}
+    settings = sorted(f.name.upper() for f in dataclasses.fields(ServerConfig))
+    out = []
+    for var in sorted(v for v in env if v.startswith("CIRULLA_") and v not in known | OTHER_VARIABLES):
+        close = difflib.get_close_matches(var.removeprefix("CIRULLA_"), settings, n=1, cutoff=0.75)
+        out.append(f"{var} (CIRULLA_{close[0]}?)" if close else var)
+    return out
+
+
 def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> ServerConfig:
     """Flags (--max-budget-ms) win over environment variables (CIRULLA_MAX_BUDGET_MS),
     which win over the defaults."""
@@ -252,7 +276,7 @@ def parse_config(argv: Sequence[str] | None = None, env: Mapping[str, str] | Non
             try:
                 value = type(default)(raw) if default is not None else raw
             except ValueError:
-                parser.error(f"{var}: {raw!r} is not a {type(default).__name__}")
+                parser.error(f"{var}: {raw!r} is not {'an integer' if isinstance(default, int) else 'a number'}")
             sources[f.name] = f"{var}={raw}"
         if value is not None:
             values[f.name] = value

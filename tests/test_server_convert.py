@@ -13,7 +13,7 @@ import pytest
 from google.protobuf.message import Message
 
 from cirulla.server import convert
-from cirulla.server.config import ServerConfig, parse_config
+from cirulla.server.config import ServerConfig, parse_config, unknown_variables
 from cirulla.server.errors import BadRequest
 from cirulla.solver import Deal, HandEnd, Match, Move, Rules, SideScore, StateError, Turn
 from cirulla.solver.analysis import DealLuck, Decision, PlayerSummary, Position, SideSummary, Summary, TimelinePoint
@@ -219,7 +219,19 @@ def test_bad_settings_are_refused(argv, capsys):
 def test_bad_environment_value_is_refused(capsys):
     with pytest.raises(SystemExit):
         parse_config([], env={"CIRULLA_MAX_BUDGET_MS": "lots"})
-    assert "CIRULLA_MAX_BUDGET_MS" in capsys.readouterr().err
+    assert "CIRULLA_MAX_BUDGET_MS: 'lots' is not an integer" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse_config([], env={"CIRULLA_GRACE_SECONDS": "soon"})
+    assert "CIRULLA_GRACE_SECONDS: 'soon' is not a number" in capsys.readouterr().err
+
+
+def test_a_variable_that_names_no_setting_is_reported_with_the_likely_one():
+    """A typo in a pod's environment would leave a setting at its default
+    unnoticed: the server warns of each such CIRULLA_ variable as it starts."""
+    env = {"CIRULLA_MAX_BUDGET": "5", "CIRULLA_LISTN": "x", "CIRULLA_NOPE": "1", "CIRULLA_TOKEN": "t",
+           "CIRULLA_REQUIRE_ALL": "1", "PATH": "/bin"}
+    assert unknown_variables(env) == ["CIRULLA_LISTN (CIRULLA_LISTEN?)", "CIRULLA_MAX_BUDGET (CIRULLA_MAX_BUDGET_MS?)",
+                                      "CIRULLA_NOPE"]
 
 
 @pytest.mark.parametrize(("argv", "env", "named"), [
@@ -227,7 +239,9 @@ def test_bad_environment_value_is_refused(capsys):
     ([], {"CIRULLA_MAX_BUDGET_MS": "-5"}, "CIRULLA_MAX_BUDGET_MS=-5: must be at least 1"),
     (["--max-budget-ms", "100"], {}, "--max-budget-ms 100: the default budget (1000 ms) is larger"),
     (["--grace-seconds", "-1"], {}, "--grace-seconds -1.0: cannot be negative"),
-    ([], {"CIRULLA_TLS_KEY": "k.pem"}, "CIRULLA_TLS_KEY=k.pem: TLS needs both")])
+    ([], {"CIRULLA_TLS_KEY": "k.pem"}, "CIRULLA_TLS_KEY=k.pem: TLS needs both"),
+    ([], {"CIRULLA_LOG_LEVEL": "LOUD"}, "CIRULLA_LOG_LEVEL=LOUD: must be DEBUG, INFO, WARNING or ERROR"),
+    (["--log-level", "debug"], {"CIRULLA_LOG_FORMAT": "xml"}, "CIRULLA_LOG_FORMAT=xml: must be text or json")])
 def test_a_refused_setting_is_named_by_its_flag_or_variable(argv, env, named, capsys):
     """The service's own names (max_budget_ms) are neither what the operator
     typed nor what the pod's environment holds."""

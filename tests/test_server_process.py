@@ -88,10 +88,13 @@ def process():
 
 
 def test_environment_and_flags(process):
-    p = process("--max-budget-ms", "700", env={"CIRULLA_MAX_BUDGET_MS": "500", "CIRULLA_DEFAULT_BUDGET_MS": "90"})
+    p = process("--max-budget-ms", "700", env={"CIRULLA_MAX_BUDGET_MS": "500", "CIRULLA_DEFAULT_BUDGET_MS": "90",
+                                               "CIRULLA_MAX_THREAD": "1"})
     info = p.engine.GetEngineInfo(epb.GetEngineInfoRequest(), timeout=5)
     assert (info.max_time_ms, info.default_time_ms) == (700, 90)
     assert p.status() == HealthCheckResponse.SERVING
+    assert ("WARNING cirulla.server: CIRULLA_MAX_THREAD (CIRULLA_MAX_THREADS?) is not a setting of the server"
+            in p.log())                                     # a typo is told, not silently a default
 
 
 def test_sigterm_drains_then_exits_cleanly(process):
