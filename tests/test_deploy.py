@@ -29,7 +29,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from cirulla.server.config import available_cores, parse_config
+from cirulla.server.config import available_cores, parse_config, unknown_variables
 from cirulla.server.stopping import OVERRUN_SECONDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,6 +116,8 @@ def test_the_deployment_runs_the_server_with_flags_it_accepts():
     c = container(objects)
     env = {e["name"]: e["value"] for e in c.get("env", []) if "value" in e}
     assert all(name.startswith("CIRULLA_") for name in env)
+    named = {e["name"]: "" for e in c.get("env", [])}            # from a Secret too
+    assert unknown_variables(named) == []                         # each names a setting
     config = parse_config(c["args"], env)           # exits (SystemExit) on a flag or variable it does not know
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
     assert config.listen == f"0.0.0.0:{ports['grpc']}"
