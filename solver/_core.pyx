@@ -1670,6 +1670,13 @@ cdef class CoreState:
         return state_to_dict(&self.s)
 
     @staticmethod
+    def field_shapes():
+        """export()'s keys, each with its list's length (0: a number)."""
+        cdef State s
+        memset(&s, 0, sizeof(State))
+        return {k: len(v) if isinstance(v, list) else 0 for k, v in state_to_dict(&s).items()}
+
+    @staticmethod
     def restore(CoreRules rules, dict fields):
         """A state from export()'s dict; the caller vouches for its consistency."""
         cdef CoreState st = CoreState.__new__(CoreState)

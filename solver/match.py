@@ -11,10 +11,10 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import _core, legality
-from .cards import Card, cards_of, parse_cards
+from .cards import Card, cards_of, format_cards, parse_cards
 from .errors import IllegalMoveError, StateError
 from .events import CATEGORIES, Deal, Event, HandEnd, SideScore, Turn
 from .moves import Move
@@ -88,8 +88,12 @@ class Match:
         card by card, which no deal reaches directly. Later rounds are dealt by
         the caller (``manual_deal``).
 
-        :raises StateError: if the state has no move due.
+        :raises StateError: if the state has no move due, or is not one a
+            hand can be in (naming the first field at fault, and every problem).
         """
+        problems = _core_problems(rules, fields)
+        if problems:
+            raise StateError("; ".join(f"{f}: {why}" for f, why in problems), field=problems[0][0])
         if fields["phase"] != _core.PHASE_PLAY:
             raise StateError(f"{fields['phase']}, but a restored match starts with a move due: "
                              f"phase {_core.PHASE_PLAY} (play)", field="phase")
@@ -436,3 +440,59 @@ def _masked_deal(deal: Deal, seat: int) -> Deal:
     return Deal(deal.hand, deal.round, deal.dealer, deal.table,
                 tuple(h if s == seat else () for s, h in enumerate(deal.hands)),
                 deal.void, deal.dealer_scope, deal.capotun)
+
+
+def _core_problems(rules: Rules, given: CoreFields) -> list[tuple[str, str]]:
+    """What makes `given` no state of a hand under `rules` (Match.restore):
+    its keys and their shapes, the seats it names, and every card in exactly
+    one place (a hand, the table, a pile, the stock still to deal)."""
+    fields: dict[str, Any] = dict(given)
+    shapes = _core.CoreState.field_shapes()
+    if set(fields) != set(shapes):
+        missing, unknown = sorted(set(shapes) - set(fields)), sorted(set(fields) - set(shapes))
+        return [("fields", ", ".join([f"missing {', '.join(missing)}"] * bool(missing)
+                                     + [f"unknown {', '.join(unknown)}"] * bool(unknown)))]
+    shapeless = [(k, f"must be a list of {n} whole numbers" if n else "must be a whole number")
+                 for k, n in shapes.items() if not _shaped(fields[k], n)]
+    if shapeless:
+        return shapeless
+    all_cards = (1 << 40) - 1
+    masks = [(f"{k}[{i}]", m) for k in ("hand", "public", "pile") for i, m in enumerate(fields[k])]
+    outside = [(name, f"{m} is not a set of cards (a mask of 40 bits)")
+               for name, m in [*masks, ("table", fields["table"])] if not 0 <= m <= all_cards]
+    if outside:
+        return outside
+    n, sides = rules.players, rules.n_sides
+    out = [(name, f"{fields[name]} is not a seat 0..{n - 1} (R-SEATS)")
+           for name in ("dealer", "turn") if fields[name] not in range(n)]
+    if fields["last_capturer"] not in range(-1, sides):
+        out.append(("last_capturer", f"{fields['last_capturer']} is not a side 0..{sides - 1} or -1 (none)"))
+    stock, pos = list(fields["stock"]), fields["stock_pos"]
+    if sorted(stock) != list(range(40)):
+        return out + [("stock", "is not an order of the 40 cards (their indexes 0..39)")]
+    if pos not in range(41):
+        return out + [("stock_pos", f"{pos} is not 0..40")]
+    places = [(f"hand[{s}]", fields["hand"][s]) for s in range(n)] + [("table", fields["table"])] + \
+        [(f"pile[{side}]", fields["pile"][side]) for side in range(sides)]
+    placed = 0
+    for name, mask in places:
+        if mask & placed:
+            out.append((name, f"{format_cards(cards_of(mask & placed))} placed twice"))
+        placed |= mask
+    undealt = sum(1 << i for i in stock[pos:])
+    if undealt & placed:
+        out.append(("stock_pos", f"{format_cards(cards_of(undealt & placed))} still to deal, and placed too"))
+    if (placed | undealt) != all_cards:
+        out.append(("stock", f"{format_cards(cards_of(all_cards & ~(placed | undealt)))} nowhere"))
+    out += [(f"{name}[{i}]", f"{n} players have no such seat or side")
+            for name, used in (("hand", n), ("pile", sides)) for i in range(used, shapes[name]) if fields[name][i]]
+    out += [(f"public[{s}]", "declared cards not in the hand") for s in range(n)
+            if fields["public"][s] & ~fields["hand"][s]]
+    return out
+
+
+def _shaped(value: object, length: int) -> bool:
+    """A whole number (length 0), or a list of `length` of them."""
+    if not length:
+        return isinstance(value, int)
+    return isinstance(value, (list, tuple)) and len(value) == length and all(isinstance(x, int) for x in value)

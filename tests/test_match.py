@@ -335,6 +335,34 @@ def test_restore_sets_up_a_position_a_deal_cannot_reach():
     assert refused.value.field == "phase"
 
 
+def test_restore_refuses_a_state_no_hand_can_be_in():
+    """Match.restore names what is wrong with fields a caller set up by hand, as
+    a view's checks do (the core would take them as they are)."""
+    m = Match(Rules(), seed=1)
+    good = m.core.export()
+    first = good["hand"][0] & -good["hand"][0]              # a card of seat 0's
+
+    def refused(**changes) -> tuple[str, str]:
+        with pytest.raises(StateError) as e:
+            Match.restore(m.rules, {**good, **changes})
+        return e.value.field, str(e.value)
+
+    assert refused(turn=7) == ("turn", "turn: 7 is not a seat 0..1 (R-SEATS)")
+    assert refused(hand="x") == ("hand", "hand: must be a list of 5 whole numbers")
+    field, why = refused(table=good["table"] | first)
+    assert field == "table" and why.endswith(" placed twice")
+    field, why = refused(table=0)
+    assert field == "stock" and why.endswith(" nowhere")
+    assert refused(stock_pos=41) == ("stock_pos", "stock_pos: 41 is not 0..40")
+    assert refused(stock=[0] * 40)[0] == "stock"
+    assert refused(table=1 << 45)[0] == "table"
+    assert refused(hand=[*good["hand"][:2], first, 0, 0]) == ("hand[2]", "hand[2]: 2 players have no such seat or side")
+    fields = {k: v for k, v in good.items() if k != "turn"}
+    with pytest.raises(StateError, match="fields: missing turn, unknown bogus"):
+        Match.restore(m.rules, {**fields, "bogus": 1})
+    assert Match.restore(m.rules, good).legal_moves == m.legal_moves
+
+
 def test_hand_points_and_breakdown_categories():
     m = Match(Rules(players=3), seed=3)
     assert len(m.hand_points()) == 3 and all(list(p) == list(CATEGORIES) for p in m.hand_points())
