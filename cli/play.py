@@ -188,7 +188,7 @@ class Game:
         """The player's move, by its number or its text; else why not, in the
         player's language (their own text escaped: it is not markup)."""
         m, _ = self.match, self.tr.gettext
-        if answer.isdigit():
+        if answer.isascii() and answer.isdigit():       # (isdigit alone takes "²", which int() does not)
             if not 1 <= int(answer) <= len(moves):
                 return self._refuse(_("there is no move %(n)s: the moves are 1 to %(last)s")
                                     % {"n": answer, "last": len(moves)})

@@ -19,6 +19,7 @@ from types import TracebackType
 import grpc
 
 from cirulla.server import convert
+from cirulla.server.config import host_port_problem
 from cirulla.server.errors import RpcError, described, failure_of, field_violations, retry_delay
 from cirulla.solver.arena import REMOTE, EngineSpec, Player, make_player
 from cirulla.solver.errors import CirullaError
@@ -75,9 +76,9 @@ class Remote:
 
     def __init__(self, target: str, *, token: str | None = None, tls_ca: str | None = None):
         self.target = target
-        host, sep, port = target.rpartition(":")
-        if not sep or not host or not port.isdigit():
-            raise CliError(f"--server must be HOST:PORT, got {target!r}", USAGE)
+        problem = host_port_problem(target)
+        if problem:
+            raise CliError(f"--server {problem}, got {target!r}", USAGE)
         if tls_ca:
             try:
                 ca = Path(tls_ca).read_bytes()

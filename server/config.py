@@ -113,7 +113,7 @@ class ServerConfig:
 
     def __post_init__(self) -> None:
         for name, address in (("listen", self.listen), ("metrics_listen", self.metrics_listen)):
-            problem = None if address is None else _host_port_problem(address)
+            problem = None if address is None else host_port_problem(address)
             if problem:
                 raise ConfigError(f"{problem}, got {address!r}", name)
         if self.log_level.upper() not in LOG_LEVELS:
@@ -165,10 +165,10 @@ class ServerConfig:
         return self.tls_cert is not None
 
 
-def _host_port_problem(address: str) -> str | None:
+def host_port_problem(address: str) -> str | None:
     """What is wrong with a HOST:PORT address; None if nothing."""
     host, sep, port = address.rpartition(":")
-    if not (sep and host and port.isdigit()):
+    if not (sep and host and port.isascii() and port.isdigit()):
         return "must be HOST:PORT"
     if int(port) > 65535:
         return "must be HOST:PORT with a port from 0 to 65535"

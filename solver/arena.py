@@ -164,10 +164,10 @@ class EngineSpec:
         """``remote:HOST:PORT`` with an optional level or budget after the port."""
         address, option = rest, ""
         host, _, last = rest.rpartition(":")
-        if host and not last.isdigit():
+        if host and not (last.isascii() and last.isdigit()):
             address, option = host, last
         host, _, port = address.rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        if not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
             raise CirullaError(f"engine {text!r}: a remote engine is remote:HOST:PORT, like remote:127.0.0.1:50051, "
                                "then optionally a level (remote:HOST:PORT:casual) or a budget (:10000it, :100ms)")
         if not option:

@@ -78,7 +78,8 @@ def test_remote_engine_specs_name_a_server_and_a_level_or_budget():
                  "remote:h:1:300it"):
         assert str(EngineSpec.parse(text)) == text
     for bad, why in (("remote", "remote:HOST:PORT"), ("remote:127.0.0.1", "remote:HOST:PORT"),
-                     ("remote:h:99999", "remote:HOST:PORT"), ("remote:h:1:fast", "a budget is like"),
+                     ("remote:h:99999", "remote:HOST:PORT"), ("remote:h:²", "remote:HOST:PORT"),
+                     ("remote:h:1:fast", "a budget is like"),
                      ("remote:h:1:greedy", "searching levels")):
         with pytest.raises(CirullaError, match=why):
             EngineSpec.parse(bad)

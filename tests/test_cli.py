@@ -112,13 +112,13 @@ def test_play_refuses_a_bad_move_in_the_players_language_and_reads_no_markup_in_
     while preview.to_move != 0:
         preview.play(GreedyPlayer().choose(preview))
     foreign = next(str(c) for c in ("KD", "KH", "KS", "KC") if Card.parse(c) not in preview.hand(0))
-    lines = ["[/]", "[bold]x", "0", foreign, "Aiuto", "esci"]        # the commands in Italian too
+    lines = ["[/]", "[bold]x", "0", "²", foreign, "Aiuto", "esci"]        # the commands in Italian too
     done = run("play", "--hands", "1", "--seed", 3, "--level", "greedy", "--save", save, "--lang", "it",
                stdin="\n".join(lines) + "\n")
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     out = " ".join(done.stdout.split())
     assert "'[/]' non è una mossa: scrivi il suo numero" in out and "'[bold]x' non è una mossa" in out
-    assert "non c'è la mossa 0" in out
+    assert "non c'è la mossa 0" in out and "'²' non è una mossa" in out      # a digit int() does not read
     assert f"{foreign}: il posto 0 non ha in mano {foreign} (si gioca una carta che si ha in mano, R-TURN)" in out
     assert "Scrivi aiuto per i comandi" in out and "consiglio (la classifica delle tue mosse" in out
     assert record.load(save).events and f"Partita salvata in {save}" in out
@@ -418,8 +418,9 @@ def test_an_unreachable_server_exits_4(capsys, game, monkeypatch):
     for command in ("analyze", "hint"):
         code, _, err = cli(capsys, command, game, "--server", f"127.0.0.1:{port}")
         assert code == 4 and "cannot reach the server" in err
-    code, _, err = cli(capsys, "hint", game, "--server", "nowhere")
-    assert code == 2 and "HOST:PORT" in err
+    for bad in ("nowhere", "h:²", "h:70000"):
+        code, _, err = cli(capsys, "hint", game, "--server", bad)
+        assert code == 2 and "HOST:PORT" in err, bad
 
 
 def test_usage_errors_exit_2_and_help_has_examples(capsys):

@@ -254,6 +254,7 @@ def test_config_checks_itself():
     with pytest.raises(ValueError, match="default_budget_ms"):
         ServerConfig(default_budget_ms=20_000, max_budget_ms=1_000)
     for address, why in (("nowhere", "must be HOST:PORT, got 'nowhere'"), (":50051", "must be HOST:PORT"),
+                         ("127.0.0.1:²", "must be HOST:PORT"),
                          ("127.0.0.1:99999", "with a port from 0 to 65535, got '127.0.0.1:99999'")):
         with pytest.raises(ValueError, match=why):
             ServerConfig(listen=address)
