@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -139,8 +140,8 @@ class ServerConfig:
             raise ConfigError(f"unknown preset(s) {', '.join(sorted(unknown))}", "warm_presets")
         for name in ("grace_seconds", "deadline_margin_ms", "workers", "slot_wait_ms", "max_waiting_searches",
                      "max_connection_age_ms", "max_connection_age_grace_ms", "lame_duck_ms"):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"cannot be negative, got {getattr(self, name)}", name)
+            if not 0 <= getattr(self, name) < math.inf:         # (NaN fails it too)
+                raise ConfigError(f"must be a finite number, not negative, got {getattr(self, name)}", name)
 
     @property
     def thread_cap(self) -> int:

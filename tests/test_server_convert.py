@@ -238,7 +238,9 @@ def test_a_variable_that_names_no_setting_is_reported_with_the_likely_one():
     (["--max-budget-ms", "0"], {}, "--max-budget-ms 0: must be at least 1"),
     ([], {"CIRULLA_MAX_BUDGET_MS": "-5"}, "CIRULLA_MAX_BUDGET_MS=-5: must be at least 1"),
     (["--max-budget-ms", "100"], {}, "--max-budget-ms 100: the default budget (1000 ms) is larger"),
-    (["--grace-seconds", "-1"], {}, "--grace-seconds -1.0: cannot be negative"),
+    (["--grace-seconds", "-1"], {}, "--grace-seconds -1.0: must be a finite number, not negative"),
+    (["--grace-seconds", "nan"], {}, "--grace-seconds nan: must be a finite number, not negative"),
+    ([], {"CIRULLA_GRACE_SECONDS": "inf"}, "CIRULLA_GRACE_SECONDS=inf: must be a finite number, not negative"),
     ([], {"CIRULLA_TLS_KEY": "k.pem"}, "CIRULLA_TLS_KEY=k.pem: TLS needs both"),
     ([], {"CIRULLA_LOG_LEVEL": "LOUD"}, "CIRULLA_LOG_LEVEL=LOUD: must be DEBUG, INFO, WARNING or ERROR"),
     (["--log-level", "debug"], {"CIRULLA_LOG_FORMAT": "xml"}, "CIRULLA_LOG_FORMAT=xml: must be text or json")])
