@@ -22,7 +22,7 @@ from cirulla.solver.rules import PRESETS, Rules
 from . import add_lang_argument, non_negative_int, positive_int, positive_ms, records, seed_number, translator_for
 from .engine import add_parser as add_engine
 from .habits import add_parser as add_habits
-from .output import console_for, emit
+from .output import console_for, emit, plain_where_needed
 from .puzzles import add_parser as add_puzzles
 from .remote import FAILED, OK, USAGE, CliError, Remote, arena_player
 
@@ -448,6 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    plain_where_needed()
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["serve"]:
         return cmd_serve(argv[1:])              # the server parses its own flags

@@ -8,7 +8,10 @@ code, a person reads stderr.
 from __future__ import annotations
 
 import argparse
+import codecs
+import io
 import sys
+import unicodedata
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -24,3 +27,38 @@ def emit(message: Message) -> None:
     """The command's result on stdout, as one message in protobuf's JSON mapping."""
     sys.stdout.write(json_format.MessageToJson(message, indent=2) + "\n")
     sys.stdout.flush()
+
+
+# what a character of the text becomes where the terminal's encoding lacks it (LC_ALL=C), one
+# for one so that the tables keep their columns: the suits as the card codes write them, signs
+# and dashes in ASCII (± as ~); else the letter without its accent (è: e), else "?"
+_PLAIN = {"♠": "S", "♥": "H", "♦": "D", "♣": "C", "—": "-", "–": "-", "−": "-", "×": "x", "→": ">", "←": "<",
+          "±": "~", "…": ".", "·": "-", "★": "*", "☆": "*", "≥": ">"}
+
+
+def _plain(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start:error.end]
+    return "".join(_PLAIN.get(c) or unicodedata.normalize("NFKD", c).encode("ascii", "ignore").decode() or "?"
+                   for c in text), error.end
+
+
+codecs.register_error("cirulla-plain", _plain)
+
+
+def plain_where_needed() -> None:
+    """Standard output and error that write what the terminal's encoding lacks
+    in plain ASCII (7♠ as 7S) instead of failing on it: a C locale's terminal
+    reads the game, where it raised UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and not _can_write("".join(_PLAIN), stream.encoding):
+            stream.reconfigure(errors="cirulla-plain")
+
+
+def _can_write(text: str, encoding: str) -> bool:
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -150,6 +150,20 @@ def test_names_and_paths_are_shown_as_given_never_read_as_markup(tmp_path, capsy
     assert code == 0 and f"records: 2 games in {tmp_path}/[/]g" in " ".join(out.split())
 
 
+def test_a_terminal_without_utf8_reads_the_game_in_plain_ascii(tmp_path):
+    """Under LC_ALL=C the streams are ASCII: the suits, dashes and accents are
+    written in plain letters (7S, -, e), where the first line raised
+    UnicodeEncodeError."""
+    env = {k: v for k, v in ENV.items() if k != "PYTHONIOENCODING"}
+    done = subprocess.run([*CLI, "play", "--seed", "3", "--lang", "it", "--save", str(tmp_path / "c.json")],
+                          input=b"1\nesci\n", capture_output=True, timeout=90,
+                          env={**env, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"})
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr.decode("ascii", "replace")
+    out = done.stdout.decode("ascii")                        # ASCII all through
+    assert "Cirulla - classic" in out and "Le tue carte: " in out and "Partita salvata" in out
+    assert re.search(r"Le tue carte: [A2-7JQK][SHDC] [A2-7JQK][SHDC] [A2-7JQK][SHDC]", out)
+
+
 def test_five_players_play_their_variant_and_a_preset_for_five_names_the_clash(tmp_path, capsys):
     """--players 5 is the five-player variant (R-V5), as five at a table play;
     the preset five with another count, or with cirullone, is a usage error."""
