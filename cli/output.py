@@ -24,8 +24,11 @@ def console_for(args: argparse.Namespace) -> Console:
 
 
 def emit(message: Message) -> None:
-    """The command's result on stdout, as one message in protobuf's JSON mapping."""
-    sys.stdout.write(json_format.MessageToJson(message, indent=2) + "\n")
+    """The command's result on stdout, as one message in protobuf's JSON mapping
+    (its strings escaped where stdout's encoding lacks their characters: data is
+    never written plain, as text for people is)."""
+    escape = not _can_write("".join(_PLAIN) + "èàù", sys.stdout.encoding or "ascii")
+    sys.stdout.write(json_format.MessageToJson(message, indent=2, ensure_ascii=escape) + "\n")
     sys.stdout.flush()
 
 
