@@ -35,7 +35,6 @@ import logging
 import os
 import queue
 import signal
-import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
@@ -62,6 +61,7 @@ from cirulla.v1 import game_pb2 as pb
 
 from . import translator_for
 from .analyze import game_analysis
+from .output import write_data
 from .remote import FAILED, NO_FILE, OK, UNREACHABLE, USAGE, CliError
 
 if TYPE_CHECKING:
@@ -396,8 +396,7 @@ class Output:
         """A game's line, on disk (or on standard output) when this returns."""
         game, summary = read_line(line)
         if self.fd is None:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            write_data(line + "\n")
         else:
             self._append((line + "\n").encode("utf-8"))
         self.ids.add(game)

@@ -24,12 +24,16 @@ def console_for(args: argparse.Namespace) -> Console:
 
 
 def emit(message: Message) -> None:
-    """The command's result on stdout, as one message in protobuf's JSON mapping
-    (its strings escaped where stdout's encoding lacks their characters: data is
-    never written plain, as text for people is)."""
-    escape = not _can_write("".join(_PLAIN) + "èàù", sys.stdout.encoding or "ascii")
-    sys.stdout.write(json_format.MessageToJson(message, indent=2, ensure_ascii=escape) + "\n")
+    """The command's result on stdout, as one message in protobuf's JSON mapping."""
+    write_data(json_format.MessageToJson(message, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_data(text: str) -> None:
+    """Data (JSON) on stdout in UTF-8, as JSON is, whatever the terminal's
+    encoding: never written plain, as the text for people is."""
     sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8"))
+    sys.stdout.buffer.flush()
 
 
 # what a character of the text becomes where the terminal's encoding lacks it (LC_ALL=C), one

@@ -50,6 +50,7 @@ from cirulla.v1 import engine_service_pb2 as epb
 from . import Subcommands, add_lang_argument, records, seed_number, translator_for
 from .batch import game_id
 from .habits import Game, analysis_files, read_games
+from .output import write_data
 from .remote import FAILED, OK, CliError
 from .report import CSP, CSS, card_views, environment, move_view
 
@@ -312,7 +313,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as e:
             raise CliError(f"--out {args.out}: {e.strerror}", FAILED) from None
     else:
-        print(text, end="")
+        write_data(text)
     by_theme = Counter(p.theme for p in found)
     out.print(tr.ngettext("%(count)s puzzle from %(positions)s positions searched",
                           "%(count)s puzzles from %(positions)s positions searched", len(found))
