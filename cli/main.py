@@ -24,7 +24,7 @@ from .engine import add_parser as add_engine
 from .habits import add_parser as add_habits
 from .output import console_for, emit, plain_where_needed
 from .puzzles import add_parser as add_puzzles
-from .remote import FAILED, OK, USAGE, CliError, Remote, arena_player
+from .remote import FAILED, NO_FILE, OK, USAGE, CliError, Remote, arena_player
 
 if TYPE_CHECKING:
     from cirulla.solver.view import SeatView
@@ -122,14 +122,20 @@ def _position(args: argparse.Namespace) -> tuple[SeatView, int | None]:
             raise CliError("give a record or --view, not both", USAGE)
         p = records.file_at(args.view)
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-            msg = json_format.ParseDict(data.get("view", data) if isinstance(data, dict) else data,
-                                        game_pb2.SeatView())
+            data = json.loads(p.read_bytes())            # (JSON is UTF-8: json reads the bytes as such)
+            view = data.get("view", data) if isinstance(data, dict) else data
+            if not isinstance(view, dict):
+                raise ValueError("a SeatView is a JSON object (or an object holding one as \"view\")")
+            msg = json_format.ParseDict(view, game_pb2.SeatView())
             outside = out_of_bounds(msg, "view")         # named as view_from_proto names its fields
             if outside:
                 raise BadRequest(outside)
             return view_from_proto(msg), None
-        except (json.JSONDecodeError, json_format.ParseError) as e:
+        except OSError as e:
+            raise CliError(f"{args.view}: cannot read it: {e.strerror}", NO_FILE) from None
+        except RecursionError:
+            raise CliError(f"{args.view}: not a cirulla.v1.SeatView in JSON: nested too deeply") from None
+        except (ValueError, json_format.ParseError) as e:       # JSONDecodeError and UnicodeDecodeError among them
             raise CliError(f"{args.view}: not a cirulla.v1.SeatView in JSON: {e}") from None
         except BadRequest as e:
             raise CliError(f"{args.view}: " + "; ".join(f"{f}: {why}" for f, why in e.violations),

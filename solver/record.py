@@ -203,6 +203,8 @@ def load(path: str | Path) -> Match:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise RecordError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:                     # a record is JSON, and JSON is UTF-8
+        raise RecordError(f"not JSON: not UTF-8 text ({e.reason} at byte {e.start})") from None
     return loads(text)
 
 

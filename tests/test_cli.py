@@ -430,6 +430,23 @@ def test_a_broken_record_exits_3_naming_the_event(capsys, game, tmp_path):
     assert code == 3 and str(broken) in json.loads(out)["message"]
 
 
+def test_a_file_that_is_no_json_object_is_named_not_a_traceback(capsys, tmp_path):
+    """A file that is not UTF-8, JSON nested past the parser, or JSON that is no
+    object: exit 3 naming the file (each raised a traceback before)."""
+    binary, deep, number, array = (tmp_path / n for n in ("b.json", "deep.json", "n.json", "a.json"))
+    binary.write_bytes(b'{"view": "\xf0\x28\x8c\x28"}')
+    deep.write_text("[" * 100_000)
+    number.write_text('{"view": 5}')
+    array.write_text("[1, 2]")
+    for args, why in ((("hint", binary), "not JSON: not UTF-8 text"), (("analyze", binary), "not JSON: not UTF-8 text"),
+                      (("hint", "--view", binary), "not a cirulla.v1.SeatView in JSON"),
+                      (("hint", "--view", deep), "nested too deeply"), (("hint", deep), "nested too deeply"),
+                      (("hint", "--view", number), "a SeatView is a JSON object"),
+                      (("hint", "--view", array), "a SeatView is a JSON object")):
+        code, _, err = cli(capsys, *args)
+        assert code == 3 and f"{args[-1]}: " in err and why in err, (args, err)
+
+
 def test_an_unreachable_server_exits_4(capsys, game, monkeypatch):
     monkeypatch.setattr(remote, "CONNECT_SECONDS", 0.5)
     with socket.socket() as s:                      # a port nobody listens on
