@@ -139,6 +139,8 @@ def parse_analysis(text: str, where: str, index: int) -> Game:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"not JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    except RecursionError:
+        raise ValueError("not a cirulla.v1.GameAnalysisLine or GameAnalysis: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise ValueError("not a cirulla.v1.GameAnalysisLine or GameAnalysis: not a JSON object")
     if "events" in data or "rules" in data:

@@ -330,14 +330,16 @@ def test_a_bad_line_is_reported_with_its_line_number_and_the_rest_counted(capsys
     lines.insert(4, '{"gameId": "x", "analysis": {"decisions": [{"seat": "north"}]}}')     # line 5: not one
     lines.insert(9, "{ not json")                                                         # line 10
     lines.append(games[0].line[:200])                                                     # line 23: cut short
+    lines.append("[" * 100_000)                                                           # line 24: too deep
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
     page = tmp_path / "habits.html"
     code, out, err = cli(capsys, "habits", bad, "--html", page)
     assert code == 1
-    for number in (5, 10, 23):
+    for number in (5, 10, 23, 24):
         assert f"{bad}:{number}:" in err
-    assert f"{bad}:1:" not in err and "3 bad analyses" in err and f"{GAMES} games counted" in err
+    assert "JSON nested too deeply" in err
+    assert f"{bad}:1:" not in err and "4 bad analyses" in err and f"{GAMES} games counted" in err
     assert f"Habits over {GAMES} games" in out and page.exists()
 
 
