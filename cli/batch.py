@@ -214,6 +214,8 @@ def read_line(text: str) -> tuple[str, Summary]:
         return game, summary_from_proto(msg)
     except (KeyError, TypeError, json_format.ParseError) as e:
         raise ValueError(f"not a cirulla.v1.GameAnalysisLine: {e}") from None
+    except RecursionError:
+        raise ValueError("not a cirulla.v1.GameAnalysisLine: JSON nested too deeply") from None
 
 
 # --- the table per player ---------------------------------------------------------------

@@ -286,3 +286,12 @@ def test_bad_flags_are_named_and_exit_2(capsys, folder, tmp_path):
         code, _, err = cli(capsys, "analyze", d, "--out", out)
     assert code == 2 and "another `cirulla analyze` is writing to it" in err
     assert not out.read_text()                               # no cluster, no line
+
+
+def test_an_output_line_that_is_no_analysis_line_is_a_value_error():
+    """The lines a run finds in --out are read again: whatever they hold, a bad
+    one is reported and ignored (ValueError), never a crash of the run."""
+    for text, why in (("[" * 100_000, "nested too deeply"), ('{"gameId": 5}', "not a cirulla.v1.GameAnalysisLine"),
+                      ("[1]", "not a cirulla.v1.GameAnalysisLine"), ("{ not json", "")):
+        with pytest.raises(ValueError, match=why):
+            batch.read_line(text)
