@@ -292,6 +292,6 @@ def test_an_output_line_that_is_no_analysis_line_is_a_value_error():
     """The lines a run finds in --out are read again: whatever they hold, a bad
     one is reported and ignored (ValueError), never a crash of the run."""
     for text, why in (("[" * 100_000, "nested too deeply"), ('{"gameId": 5}', "not a cirulla.v1.GameAnalysisLine"),
-                      ("[1]", "not a cirulla.v1.GameAnalysisLine"), ("{ not json", "")):
+                      ("[1]", "not a cirulla.v1.GameAnalysisLine"), ("{ not json", "Expecting property name")):
         with pytest.raises(ValueError, match=why):
             batch.read_line(text)
