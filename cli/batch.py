@@ -49,7 +49,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from cirulla.server.config import available_cores
+from cirulla.server.config import available_cores, host_port_problem
 from cirulla.server.convert import summary_from_proto
 from cirulla.solver import analysis, record
 from cirulla.solver.analysis import Summary
@@ -461,6 +461,11 @@ class DaskBackend:
         self.cluster: LocalCluster | None = None
         self.client: Client
         if args.scheduler:
+            protocol, sep, address = args.scheduler.partition("://")
+            problem = host_port_problem(address if sep else protocol) if protocol in ("tcp", "tls") or not sep else None
+            if problem:                         # (before a Client: one half made hangs at the exit)
+                raise CliError(f"--scheduler {args.scheduler}: {problem} (tcp://HOST:PORT, the scheduler's "
+                               "address)", USAGE)
             try:
                 self.client = Client(args.scheduler, timeout=CONNECT_SECONDS, set_as_default=False)
             except (OSError, TimeoutError, ValueError) as e:

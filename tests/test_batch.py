@@ -270,7 +270,9 @@ def test_bad_flags_are_named_and_exit_2(capsys, folder, tmp_path):
     out = tmp_path / "r.jsonl"
     for flags, named in ((["--scheduler", "tcp://127.0.0.1:1", "--server", "127.0.0.1:1"], "--scheduler and --server"),
                          (["--all"], "--all"), (["--json"], "--json"),
-                         (["--scheduler", "tcp://127.0.0.1:1", "--jobs", "2"], "--jobs")):
+                         (["--scheduler", "tcp://127.0.0.1:1", "--jobs", "2"], "--jobs"),
+                         (["--scheduler", "nowhere"], "--scheduler nowhere: must be HOST:PORT"),
+                         (["--scheduler", "tcp://h:99999"], "with a port from 0 to 65535")):
         code, _, err = cli(capsys, "analyze", d, "--out", out, *flags)
         assert code == 2 and named in err, flags
     for flag in ("--iterations", "--jobs"):
