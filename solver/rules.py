@@ -7,7 +7,10 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
+from cirulla.v1 import game_pb2
+
 from . import _core
+from .bounds import field_range
 from .cards import Card
 from .errors import RulesError
 
@@ -122,11 +125,14 @@ class Rules:
               f"the five_players variant (R-V5) is for 5 players, got {self.players!r}")
         check(not (self.cirullone and self.five_players), "cirullone",
               "cirullone (R-VC) and five_players (R-V5) do not combine: each deals the rounds its own way")
-        check(isinstance(self.target, int) and self.target > 0, "target",
-              f"target, the points that end the match, must be a positive integer (R-TARGET), got {self.target!r}")
-        check(self.hands is None or (isinstance(self.hands, int) and self.hands > 0), "hands",
-              f"hands, a fixed number of hands to play, must be a positive integer or none (R-HANDS-LIMIT), "
-              f"got {self.hands!r}")
+        # at most what a record holds (the schema's ranges: a match must be one a record can keep)
+        top_target, top_hands = field_range(game_pb2.Rules, "target")[1], field_range(game_pb2.Rules, "hands")[1]
+        check(isinstance(self.target, int) and 0 < self.target <= top_target, "target",
+              f"target, the points that end the match, must be a positive integer up to {top_target} (R-TARGET), "
+              f"got {self.target!r}")
+        check(self.hands is None or (isinstance(self.hands, int) and 0 < self.hands <= top_hands), "hands",
+              f"hands, a fixed number of hands to play, must be a positive integer up to {top_hands} or none "
+              f"(R-HANDS-LIMIT), got {self.hands!r}")
 
     @property
     def n_sides(self) -> int:

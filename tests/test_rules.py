@@ -691,6 +691,19 @@ def test_options_bad_values_raise_RulesError(option, bad):
         Rules(**{option: bad})
 
 
+def test_a_match_the_rules_allow_is_one_a_record_can_keep():
+    """target and hands stop at the record's ranges (proto bounds): past them a
+    match could be played but not saved (play crashed writing its record)."""
+    from cirulla.solver import Match, record
+    from cirulla.solver.bounds import field_range
+    from cirulla.v1 import game_pb2
+    top_target, top_hands = field_range(game_pb2.Rules, "target")[1], field_range(game_pb2.Rules, "hands")[1]
+    record.loads(record.dumps(Match(Rules(target=top_target, hands=top_hands), seed=1)))
+    for option, value in (("target", top_target + 1), ("target", 2**40), ("hands", top_hands + 1)):
+        with pytest.raises(RulesError, match=f"{option}, .* up to "):
+            Rules(**{option: value})
+
+
 def test_options_unknown_option_and_preset():
     with pytest.raises(RulesError, match="unknown option"):
         Rules.preset("classic", jokers=True)
