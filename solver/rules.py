@@ -64,6 +64,10 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+# at most what a record holds (the schema's ranges): a match must be one a record can keep
+MAX_TARGET = field_range(game_pb2.Rules, "target")[1]
+MAX_HANDS = field_range(game_pb2.Rules, "hands")[1]
+
 @dataclass(frozen=True)
 class Rules:
     """Every rule switch; `Rules.preset("online", players=4)` builds from a preset.
@@ -125,13 +129,11 @@ class Rules:
               f"the five_players variant (R-V5) is for 5 players, got {self.players!r}")
         check(not (self.cirullone and self.five_players), "cirullone",
               "cirullone (R-VC) and five_players (R-V5) do not combine: each deals the rounds its own way")
-        # at most what a record holds (the schema's ranges: a match must be one a record can keep)
-        top_target, top_hands = field_range(game_pb2.Rules, "target")[1], field_range(game_pb2.Rules, "hands")[1]
-        check(isinstance(self.target, int) and 0 < self.target <= top_target, "target",
-              f"target, the points that end the match, must be a positive integer up to {top_target} (R-TARGET), "
+        check(isinstance(self.target, int) and 0 < self.target <= MAX_TARGET, "target",
+              f"target, the points that end the match, must be a positive integer up to {MAX_TARGET} (R-TARGET), "
               f"got {self.target!r}")
-        check(self.hands is None or (isinstance(self.hands, int) and 0 < self.hands <= top_hands), "hands",
-              f"hands, a fixed number of hands to play, must be a positive integer up to {top_hands} or none "
+        check(self.hands is None or (isinstance(self.hands, int) and 0 < self.hands <= MAX_HANDS), "hands",
+              f"hands, a fixed number of hands to play, must be a positive integer up to {MAX_HANDS} or none "
               f"(R-HANDS-LIMIT), got {self.hands!r}")
 
     @property
