@@ -461,8 +461,8 @@ class DaskBackend:
         self.cluster: LocalCluster | None = None
         self.client: Client
         if args.scheduler:
-            protocol, sep, address = args.scheduler.partition("://")
-            problem = host_port_problem(address if sep else protocol) if protocol in ("tcp", "tls") or not sep else None
+            protocol, _, address = args.scheduler.rpartition("://")
+            problem = host_port_problem(address) if protocol in ("", "tcp", "tls") else None
             if problem:                         # (before a Client: one half made hangs at the exit)
                 raise CliError(f"--scheduler {args.scheduler}: {problem} (tcp://HOST:PORT, the scheduler's "
                                "address)", USAGE)

@@ -124,10 +124,15 @@ def to_card(card: Card | str) -> Card:
     return card if isinstance(card, Card) else Card.parse(card)
 
 
+def card_codes(text: str) -> list[str]:
+    """The codes of a text of cards: `"2C 5S"` or `"2C,5S"`."""
+    return text.replace(",", " ").split()
+
+
 def parse_cards(text: str | Iterable[Card | str]) -> list[Card]:
     """`"2C 5S"`, `"2C,5S"` or a sequence of cards or texts."""
     if isinstance(text, str):
-        return [Card.parse(t) for t in text.replace(",", " ").split()]
+        return [Card.parse(t) for t in card_codes(text)]
     return [to_card(c) for c in text]
 
 

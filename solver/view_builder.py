@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias, TypeVar
 
-from .cards import Card, cards_of, format_cards, mask_of, to_card
+from .cards import Card, card_codes, cards_of, format_cards, mask_of, to_card
 from .errors import CirullaError, ViewError, Violation
 from .events import Deal, Event, HandEnd, Turn
 from .match import Match, Phase
@@ -111,7 +111,7 @@ def _read(field: str, cards: CardsGiven | None, problems: list[Violation]) -> tu
     if cards is None:
         return ()
     if isinstance(cards, str):
-        items: Sequence[Card | str] = cards.replace(",", " ").split()
+        items: Sequence[Card | str] = card_codes(cards)
         where = [field] * len(items)
     else:
         items = cards
