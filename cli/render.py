@@ -31,6 +31,11 @@ ERROR_KIND_WORDS = {"gave_scopa": N_("gave a scopa"), "missed_capture": N_("miss
 CATEGORY_NAMES = {"scope": N_("scope"), "declarations": N_("declarations"), "cards": N_("cards"),
                   "diamonds": N_("diamonds"), "settebello": N_("settebello"), "primiera": N_("primiera"),
                   "grande": N_("grande"), "piccola": N_("piccola"), "re_bello": N_("re bello")}
+# how the engine found a hint, in a player's words (the caption of its table); the
+# searches that sample say how many playouts, the others only their time
+METHOD_WORDS = {epb.SEARCH_METHOD_ISMCTS: N_("search"), epb.SEARCH_METHOD_FLAT: N_("simple search"),
+                epb.SEARCH_METHOD_EXACT: N_("solved exactly"), epb.SEARCH_METHOD_FORCED: N_("the only move")}
+SAMPLED_METHODS = (epb.SEARCH_METHOD_ISMCTS, epb.SEARCH_METHOD_FLAT)
 MATTA_MARK = "[bold yellow]*[/]"    # after the matta (the wild card): 7♥*
 PLAYED_STYLE = "underline"          # a position's cards the played move uses
 BEST_STYLE = "on dark_green"        # ... the best move uses
@@ -118,10 +123,12 @@ def hint_table(hint: epb.Hint, *, title: str = "", limit: int | None = None,
     _ = tr.gettext
     stats = hint.stats
     by_win = hint.ranked_by == epb.RANKED_BY_WIN_CHANCE
-    method = epb.SearchMethod.Name(stats.method).removeprefix("SEARCH_METHOD_").lower()
-    caption = ((_("%(method)s, %(playouts)s playouts, %(ms)s ms; ranked by the chance of winning the match") if by_win
-                else _("%(method)s, %(playouts)s playouts, %(ms)s ms; ranked by expected points"))
-               % {"method": method, "playouts": whole(stats.iterations, tr), "ms": f"{stats.elapsed_ms:.0f}"}
+    spent = {"method": _(METHOD_WORDS.get(stats.method, METHOD_WORDS[epb.SEARCH_METHOD_ISMCTS])),
+             "playouts": whole(stats.iterations, tr), "ms": f"{stats.elapsed_ms:.0f}"}
+    how = (_("%(method)s, %(playouts)s playouts, %(ms)s ms") if stats.method in SAMPLED_METHODS
+           else _("%(method)s, %(ms)s ms")) % spent
+    caption = ((_("%(how)s; ranked by the chance of winning the match") if by_win
+                else _("%(how)s; ranked by expected points")) % {"how": how}
                + (" " + styled("yellow", _("(cut short)")) if hint.cut_short else ""))
     t = Table(title=title or None, caption=caption, caption_justify="left")
     t.add_column("#", justify="right")

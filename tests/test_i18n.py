@@ -30,11 +30,13 @@ from browser_support import chromium, find_browser
 from test_analysis import drop_handing_a_scopa, record_where
 from test_report import Dom, measure
 
+from cirulla.cli import render
 from cirulla.cli.main import main
 from cirulla.cli.report import html_report
 from cirulla.solver import Rules, record
 from cirulla.solver.analysis import analyze_all, explain
 from cirulla.solver.i18n import LANGUAGES, LOCALE_DIR, language, language_from_environment, translator, whole
+from cirulla.v1 import engine_service_pb2 as epb
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGS = {lang: ROOT / "solver" / "locale" / lang / "LC_MESSAGES" / "cirulla.po" for lang in LANGUAGES}
@@ -96,6 +98,21 @@ def test_counts_group_thousands_as_the_readers_language_does(capsys):
         assert main(["hint", "--view", str(view), "--iterations", "2000", "--lang", lang]) == 0
         out, _ = capsys.readouterr()
         assert re.search(count, out), out
+
+
+@pytest.mark.parametrize(("method", "english", "italian"), [
+    (epb.SEARCH_METHOD_ISMCTS, "search, 1,998 playouts, 7 ms", "ricerca, 1.998 simulazioni, 7 ms"),
+    (epb.SEARCH_METHOD_FLAT, "simple search, 1,998 playouts, 7 ms", "ricerca semplice, 1.998 simulazioni, 7 ms"),
+    (epb.SEARCH_METHOD_EXACT, "solved exactly, 7 ms", "calcolo esatto, 7 ms"),
+    (epb.SEARCH_METHOD_FORCED, "the only move, 7 ms", "mossa obbligata, 7 ms"),
+])
+def test_a_hints_caption_says_how_it_was_found_in_the_players_words(method, english, italian):
+    """The method as a player says it, not the enum's name (an Italian read
+    "ismcts, 1.998 simulazioni"); an exact solve or a forced move counts no playouts."""
+    hint = epb.Hint(stats=epb.EngineStats(method=method, iterations=1_998, elapsed_ms=7.2))
+    for lang, caption in (("en", english + "; ranked by expected points"),
+                          ("it", italian + "; in ordine di punti attesi")):
+        assert render.hint_table(hint, tr=translator(lang)).caption == caption
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
