@@ -8,13 +8,16 @@ the moves' text form (7C x 2C 5S) are the same in every language.
 """
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console, RenderableType
 from rich.markup import escape
+from rich.text import Text
 
 from cirulla.solver import record
 from cirulla.solver.errors import CirullaError
@@ -43,6 +46,26 @@ def help_text(tr: Translations) -> str:
     return tr.gettext("Commands: a move's number or its text (7C x 2C 5S, 7C, declare 2S 5C 7H=A),\n"
                       "%(hint)s (the engine's ranking of your moves), %(undo)s (take back your last move), "
                       "%(quit)s (save and stop).") % command_names(tr)
+
+
+@lru_cache(maxsize=4)
+def _menu_words(tr: Translations) -> tuple[re.Pattern[str], dict[str, str]]:
+    words = {"×": " x "}                       # the hint table's sign
+    for t in (tr, translator("en")):
+        takes = t.gettext("%(card)s takes %(cards)s") % {"card": "", "cards": ""}
+        on_table = Text.from_markup(t.gettext("%(card)s [dim]on the table[/]") % {"card": ""}).plain
+        words.update({takes.strip().casefold(): " x ", on_table.strip().casefold(): " ",
+                      t.pgettext("move", "declare").casefold(): "declare "})
+    alternatives = (rf"(?<!\w){re.escape(w)}(?!\w)" for w in sorted(words, key=len, reverse=True))
+    return re.compile("|".join(alternatives), re.IGNORECASE), words
+
+
+def move_in_menu_words(answer: str, tr: Translations) -> str:
+    """A move typed as the menu writes it, in the player's language or in
+    English ("6♦ prende 2♠ 4♠", "5♣ sul tavolo", "dichiara 6D 6H 7H=6", the hint
+    table's "×"), in the text form that Move.of reads ("6D x 2S 4S")."""
+    pattern, words = _menu_words(tr)
+    return pattern.sub(lambda m: words[m.group(0).casefold()], answer)
 
 
 def seat_names(players: int, human: str | None, tr: Translations) -> list[str]:
@@ -195,7 +218,7 @@ class Game:
             move = moves[int(answer) - 1]
         else:
             try:
-                move = Move.of(answer, matta=m.rules.matta_card)
+                move = Move.of(move_in_menu_words(answer, self.tr), matta=m.rules.matta_card)
             except CirullaError:
                 return self._refuse(_("%(text)s is not a move: type its number (1 to %(last)s), or the move "
                                       "as the list writes it after the number, like 7C x 2C 5S")

@@ -20,9 +20,11 @@ from google.protobuf import json_format
 
 from cirulla.cli import remote
 from cirulla.cli.main import main
+from cirulla.cli.play import move_in_menu_words
 from cirulla.server.convert import view_to_proto
 from cirulla.solver import Deal, Match, Move, Rules, Turn, record
 from cirulla.solver.cards import Card, sort_key
+from cirulla.solver.i18n import translator
 from cirulla.solver.players import GreedyPlayer
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import arena_pb2, game_pb2
@@ -122,6 +124,24 @@ def test_play_refuses_a_bad_move_in_the_players_language_and_reads_no_markup_in_
     assert f"{foreign}: il posto 0 non ha in mano {foreign} (si gioca una carta che si ha in mano, R-TURN)" in out
     assert "Scrivi aiuto per i comandi" in out and "consiglio (la classifica delle tue mosse" in out
     assert record.load(save).events and f"Partita salvata in {save}" in out
+
+
+def test_play_reads_a_move_typed_as_the_menu_writes_it(tmp_path):
+    """The menu writes "dichiara 6♦ 6♥ 7♥" and "6♦ prende 2♠ 4♠" for an Italian
+    player; typed back so (or in English, or with the hint table's ×) they
+    were refused as no move."""
+    preview = Match(Rules(hands=1), seed=25)
+    assert str(preview.legal_moves[0]) == "declare 6D 6H 7H=6" and preview.to_move == 0
+    save = tmp_path / "words.json"
+    done = run("play", "--hands", "1", "--seed", 25, "--level", "greedy", "--save", save, "--lang", "it",
+               stdin="Dichiara 6♦ 6♥ 7♥=6\n6♦ PRENDE 2♠ 4♠\nesci\n")
+    assert done.returncode == 0 and "non è una mossa" not in done.stdout, done.stdout
+    human = [str(e.move) for e in record.load(save).events if isinstance(e, Turn) and e.seat == 0]
+    assert human == ["declare 6D 6H 7H=6", "6D x 2S 4S"]
+    tr = translator("it")
+    assert [move_in_menu_words(text, tr).split() for text in ("5♣ sul tavolo", "5C on the table", "7C × 2C 5S",
+                                                              "7C takes 2C", "prendere")] == \
+        [["5♣"], ["5C"], ["7C", "x", "2C", "5S"], ["7C", "x", "2C"], ["prendere"]]
 
 
 def test_names_and_paths_are_shown_as_given_never_read_as_markup(tmp_path, capsys):
