@@ -577,12 +577,15 @@ class Batch:
     """Records in, lines out: the games read one at a time, at most `ahead()` of them
     out at once, each line written as its game finishes."""
 
-    def __init__(self, output: Output, start: Callable[[], Backend], bar: Progress, say: Console):
+    def __init__(self, output: Output, start: Callable[[], Backend], bar: Progress, say: Console,
+                 tr: Translations):
         self.output, self.start, self.bar, self.say = output, start, bar, say
         self.backend: Backend | None = None
         self.pending: dict[Any, Game] = {}
         self.analysed = self.skipped = self.bad = self.failed = 0
-        self.progress = bar.add_task("analysing", total=None)
+        # the progress bar's words, in the reader's language
+        self.starting, self.analysing = tr.pgettext("progress", "starting"), tr.pgettext("progress", "analysing")
+        self.progress = bar.add_task(self.analysing, total=None)
 
     def run(self, sources: Iterable[Source], total: int) -> None:
         self.bar.update(self.progress, total=total)
@@ -607,9 +610,9 @@ class Batch:
             self.bar.advance(self.progress)
             return None
         if self.backend is None:                # no cluster for a run with nothing to do
-            self.bar.update(self.progress, description="starting")
+            self.bar.update(self.progress, description=self.starting)
             self.backend = self.start()
-            self.bar.update(self.progress, description="analysing")
+            self.bar.update(self.progress, description=self.analysing)
         while len(self.pending) >= self.backend.ahead():
             self._collect()
         self.pending[self.backend.submit(game)] = game
@@ -657,6 +660,8 @@ def run_batch(args: argparse.Namespace, *, task: Task = analyze_task) -> int:
     iterations = args.iterations or analysis.DEFAULT_ITERATIONS
     err = Console(stderr=True, highlight=False)
     shown = err if args.out is None else Console(highlight=False)   # the table: not among stdout's lines
+    tr = translator_for(args)
+    _ = tr.gettext
 
     def start() -> Backend:
         if args.server:
@@ -666,25 +671,33 @@ def run_batch(args: argparse.Namespace, *, task: Task = analyze_task) -> int:
     output = Output(args.out, err)
     try:
         before = len(output.ids)
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("games"),
-                   TimeElapsedColumn())
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn(escape(tr.pgettext("progress", "games"))), TimeElapsedColumn())
         with Progress(*columns, console=err, transient=True) as bar:
-            batch = Batch(output, start, bar, err)
+            batch = Batch(output, start, bar, err, tr)
             try:
                 batch.run(read_records(files), count_records(files))
             except KeyboardInterrupt:
-                err.print(f"stopped: the {batch.analysed} games analysed by this run"
-                          + (f" are in {escape(args.out)}; the same command goes on" if args.out else " are above"),
-                          soft_wrap=True)
+                done = {"count": batch.analysed, "file": escape(args.out or "")}
+                err.print((tr.ngettext("stopped: the %(count)s game analysed by this run is in %(file)s; "
+                                       "the same command goes on",
+                                       "stopped: the %(count)s games analysed by this run are in %(file)s; "
+                                       "the same command goes on", batch.analysed) if args.out
+                           else tr.ngettext("stopped: the %(count)s game analysed by this run is above",
+                                            "stopped: the %(count)s games analysed by this run are above",
+                                            batch.analysed)) % done, soft_wrap=True)
                 raise
     finally:
         output.close()
-    where = f" {escape(args.out)}" if args.out else " the output"
-    err.print(f"{batch.analysed} games analysed, {batch.skipped} already in{where} (or repeated), "
-              f"{batch.bad} bad records, {batch.failed} failed", soft_wrap=True)
+    counts = {"analysed": batch.analysed, "skipped": batch.skipped, "bad": batch.bad, "failed": batch.failed,
+              "file": escape(args.out or "")}
+    err.print(", ".join((
+        tr.ngettext("%(analysed)s game analysed", "%(analysed)s games analysed", batch.analysed) % counts,
+        (_("%(skipped)s already in %(file)s (or repeated)") if args.out
+         else _("%(skipped)s already in the output (or repeated)")) % counts,
+        tr.ngettext("%(bad)s bad record", "%(bad)s bad records", batch.bad) % counts,
+        tr.ngettext("%(failed)s failed", "%(failed)s failed", batch.failed) % counts)), soft_wrap=True)
     totals = output.totals
-    tr = translator_for(args)
-    _ = tr.gettext
     players_over = tr.ngettext("Players over %(count)s game", "Players over %(count)s games", totals.games) % {
         "count": totals.games}
     if totals.games:
@@ -698,7 +711,8 @@ def run_batch(args: argparse.Namespace, *, task: Task = analyze_task) -> int:
             raise CliError(f"--html {args.html}: {e.strerror}", FAILED) from None
         shown.print(_("Report written to %(file)s") % {"file": escape(args.html)}, soft_wrap=True)
     if batch.bad or batch.failed:
+        where = escape(args.out) if args.out else "the output"
         err.print(f"[red]error:[/] {batch.bad} bad records and {batch.failed} failed games (above); "
-                  "the others are in" + where, soft_wrap=True)
+                  f"the others are in {where}", soft_wrap=True)
         return FAILED
     return OK

@@ -155,7 +155,7 @@ def interrupted_run(d: Path, out: Path, iterations: int) -> tuple[int, str, bool
     finally:
         if proc.poll() is None:
             proc.kill()
-    return proc.returncode, err, re.search(r"\d+ games analysed, \d+ already in", err) is not None  # its totals
+    return proc.returncode, err, re.search(r"\d+ games? analysed, \d+ already in", err) is not None  # its totals
 
 
 def test_an_interrupted_run_resumes_with_every_game_once(folder, expected, cluster, tmp_path, capsys):
@@ -197,7 +197,7 @@ def test_a_line_cut_short_by_a_crash_is_analysed_again(games, expected, cluster,
     out.write_text(whole[:len(complete) + 100])             # the last line cut short
     lost = json.loads(whole[len(complete):])["gameId"]
     code, _, err = cli(capsys, "analyze", source, "--out", out, *ITERATIONS, "--scheduler", cluster)
-    assert code == 1 and "incomplete last line" in err and "1 games analysed" in err
+    assert code == 1 and "incomplete last line" in err and "1 game analysed" in err
     assert out.read_text().startswith(complete) and ids(out)[-1] == lost
     assert sorted(ids(out)) == sorted(expected)
 
@@ -213,6 +213,10 @@ def test_the_same_game_in_other_files_is_not_analysed_twice(folder, games, clust
     code, stdout, err = cli(capsys, "analyze", again, "--out", out, *ITERATIONS, "--scheduler", cluster)
     assert code == 0 and len(ids(out)) == 3 and "0 games analysed, 3 already in" in err
     assert "Players over 3 games" in stdout                 # the table covers the lines of earlier runs
+    code, stdout, err = cli(capsys, "analyze", again, "--out", out, *ITERATIONS, "--scheduler", cluster,
+                            "--lang", "it")                 # the counts in the reader's language, as the table
+    assert code == 0 and f"0 partite analizzate, 3 già in {out} (o ripetute), 0 record non validi" in err
+    assert "Giocatori su 3 partite" in stdout
 
 
 # --- through a server ------------------------------------------------------------------------
