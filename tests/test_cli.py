@@ -20,11 +20,11 @@ from google.protobuf import json_format
 
 from cirulla.cli import remote
 from cirulla.cli.main import main
-from cirulla.cli.play import move_in_menu_words
+from cirulla.cli.play import help_text, move_in_menu_words
 from cirulla.server.convert import view_to_proto
 from cirulla.solver import Deal, Match, Move, Rules, Turn, record
 from cirulla.solver.cards import Card, sort_key
-from cirulla.solver.i18n import translator
+from cirulla.solver.i18n import LANGUAGES, translator
 from cirulla.solver.players import GreedyPlayer
 from cirulla.v1 import analysis_service_pb2 as apb
 from cirulla.v1 import arena_pb2, game_pb2
@@ -142,6 +142,9 @@ def test_play_reads_a_move_typed_as_the_menu_writes_it(tmp_path):
     assert [move_in_menu_words(text, tr).split() for text in ("5♣ sul tavolo", "5C on the table", "7C × 2C 5S",
                                                               "7C takes 2C", "prendere")] == \
         [["5♣"], ["5C"], ["7C", "x", "2C", "5S"], ["7C", "x", "2C"], ["prendere"]]
+    for lang in LANGUAGES:                          # the help's examples are moves play reads
+        examples = re.search(r"\((.*?)\)", help_text(translator(lang))).group(1).split(", ")
+        assert all(Move.of(move_in_menu_words(text, translator(lang)), matta=Card.parse("7H")) for text in examples)
 
 
 def test_names_and_paths_are_shown_as_given_never_read_as_markup(tmp_path, capsys):
