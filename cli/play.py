@@ -4,7 +4,8 @@ Reads one command per line from standard input, so it can be driven by a
 pipe as well as by a person: a move's number or text, `hint`, `undo`,
 `help` or `quit`. The record is saved when the match ends and on quit.
 Everything it says is in the player's language (--lang); the commands and
-the moves' text form (7C x 2C 5S) are the same in every language.
+the moves' text form (7C x 2C 5S) work in every language, beside the
+commands' words and the menu's words for a move in the player's own.
 """
 from __future__ import annotations
 
