@@ -519,10 +519,10 @@ def match_state_to_proto(match: Match) -> rpb.MatchState:
                      for s, row in enumerate(match.hand_points())])
 
 
-def engine_info_to_proto(*, version: str, config: ServerConfig,
-                         strengths: Iterable[tuple[epb.Strength, Level]]) -> epb.GetEngineInfoResponse:
+def engine_info_to_proto(*, version: str, config: ServerConfig, strengths: Iterable[tuple[epb.Strength, Level]],
+                         tr: Translations) -> epb.GetEngineInfoResponse:
     """`strengths`: each Strength served and its level, weakest first (with its
-    rating from players.RATINGS)."""
+    rating from players.RATINGS), its label and about in `tr`'s language."""
     strengths = list(strengths)
     options = [epb.RuleOption(name=f.name, values=list(CHOICES[f.name]) if f.name in CHOICES else
                               ["true", "false"] if f.type == "bool" else [])
@@ -533,7 +533,8 @@ def engine_info_to_proto(*, version: str, config: ServerConfig,
         options=options,
         player_counts=sorted({2, 3, 4, *(Rules.preset(p).players for p in PRESETS)}),
         strengths=[number for number, _ in strengths],
-        strength_info=[epb.StrengthInfo(strength=number, name=lv.name, about=lv.about, iterations=lv.iterations or 0,
+        strength_info=[epb.StrengthInfo(strength=number, name=lv.name, label=tr.gettext(lv.name),
+                                        about=tr.gettext(lv.about), iterations=lv.iterations or 0,
                                         rating=RATINGS[lv.name].points, rating_low=RATINGS[lv.name].low,
                                         rating_high=RATINGS[lv.name].high, rating_pairs=RATINGS[lv.name].pairs)
                        for number, lv in strengths],

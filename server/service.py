@@ -23,7 +23,7 @@ from google.protobuf.message import Message
 from cirulla.solver import analysis, players, record
 from cirulla.solver.bounds import out_of_bounds
 from cirulla.solver.errors import CirullaError
-from cirulla.solver.i18n import Translations
+from cirulla.solver.i18n import Translations, language_of
 from cirulla.solver.rules import Rules
 from cirulla.solver.search import SearchBudget, SearchResult, build_tables, search
 from cirulla.solver.view import SeatView
@@ -121,6 +121,7 @@ class Service:
         self.config = config
         self.limits = Limits(config)
         self.metrics = metrics if metrics is not None else Metrics()      # (the engine mode's: not served)
+        self._engine_infos: dict[str, epb.GetEngineInfoResponse] = {}     # GetEngineInfo's answer by language
 
     def warm_up(self, presets: Iterable[str]) -> None:
         """Build the tables of these presets now, not in a call's deadline (others
@@ -233,15 +234,24 @@ class Service:
 
     @_door
     def get_engine_info(self, request: epb.GetEngineInfoRequest, call: Call) -> epb.GetEngineInfoResponse:
+        tr = convert.language_from_proto(request.language)
         info = epb.GetEngineInfoResponse()
-        info.CopyFrom(self._engine_info)        # the caller's own copy
+        info.CopyFrom(self._engine_info(tr))        # the caller's own copy
         return info
 
+    def _engine_info(self, tr: Translations) -> epb.GetEngineInfoResponse:
+        """What GetEngineInfo answers in `tr`'s language, the same for the
+        server's life: built once a language (reading the installed version's
+        metadata took most of a call: once a server)."""
+        language = language_of(tr)
+        if language not in self._engine_infos:      # (two calls may build it at once: the same answer)
+            self._engine_infos[language] = convert.engine_info_to_proto(
+                version=self._version, config=self.config, strengths=list(STRENGTHS.items()), tr=tr)
+        return self._engine_infos[language]
+
     @functools.cached_property
-    def _engine_info(self) -> epb.GetEngineInfoResponse:
-        """What GetEngineInfo answers, the same for the server's life: built
-        once (reading the installed version's metadata took most of a call)."""
-        return convert.engine_info_to_proto(version=version(), config=self.config, strengths=list(STRENGTHS.items()))
+    def _version(self) -> str:
+        return version()
 
     # --- RulesService ---
 

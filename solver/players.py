@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .errors import CirullaError
+from .i18n import N_
 from .match import Match
 from .moves import Move
 from .rules import Rules
@@ -97,14 +98,16 @@ class Level:
 
 # weakest first, each clearly stronger than the one below (RATINGS, bench/ladder.py);
 # the search's figures are in bench/bench_analysis.py (move latency by level)
+# (the names and abouts are marked for the catalogs: a player reads them in a menu of
+# levels, GetEngineInfo's label and about, translated where shown)
 LEVELS: tuple[Level, ...] = (
-    Level("random", about="any legal move"),
-    Level("greedy", about="the best immediate gain, no look ahead"),
-    Level("beginner", 1_000, 0.35, 0.30, "a short look ahead and frequent slips"),
-    Level("casual", 1_500, 0.6, 0.15, "a little look ahead, some slips"),
-    Level("intermediate", 4_000, 0.47, 0.09, "a fair search, few slips"),
-    Level("advanced", 10_000, 0.25, 0.05, "a deeper search, fewer misjudgements"),
-    Level("full", DEFAULT_BUDGET.iterations, 0.0, 0.0, "the search's best move, no slips", settles=True),
+    Level(N_("random"), about=N_("any legal move")),
+    Level(N_("greedy"), about=N_("the best immediate gain, no look ahead")),
+    Level(N_("beginner"), 1_000, 0.35, 0.30, N_("a short look ahead and frequent slips")),
+    Level(N_("casual"), 1_500, 0.6, 0.15, N_("a little look ahead, some slips")),
+    Level(N_("intermediate"), 4_000, 0.47, 0.09, N_("a fair search, few slips")),
+    Level(N_("advanced"), 10_000, 0.25, 0.05, N_("a deeper search, fewer misjudgements")),
+    Level(N_("full"), DEFAULT_BUDGET.iterations, 0.0, 0.0, N_("the search's best move, no slips"), settles=True),
 )
 LEVEL_NAMES = tuple(level.name for level in LEVELS)
 

@@ -17,7 +17,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cirulla.server.config import ServerConfig
 from cirulla.server.errors import json_path, retry_delay
-from cirulla.server.service import Service
+from cirulla.server.service import STRENGTHS, Service
 from cirulla.solver import Match, Rules, record
 from cirulla.solver.players import GreedyPlayer, self_play
 from cirulla.v1 import analysis_service_pb2 as apb
@@ -88,6 +88,23 @@ def test_engine_info(api, server):
     assert (info.max_time_ms, info.max_threads, info.default_time_ms, info.max_concurrent_searches) == \
         (3_000, 2, 100, 8)
     assert list(info.languages) == ["en", "it"]         # what a request's language may ask for
+
+
+def test_engine_info_names_the_levels_in_the_players_language(api):
+    """An app's menu of levels shows each level's label and about to players:
+    in the request's language (they were English only), the name the same
+    identifier in every language; a malformed tag is the field's error."""
+    english = api.engine.GetEngineInfo(epb.GetEngineInfoRequest())
+    italian = api.engine.GetEngineInfo(epb.GetEngineInfoRequest(language="it-IT"))
+    casual = {s.name: s for s in italian.strength_info}["casual"]
+    assert (casual.label, casual.about) == ("amatore", "guarda un po' avanti, qualche svista")
+    assert [s.name for s in italian.strength_info] == [s.name for s in english.strength_info]
+    assert [(s.label, s.about) for s in english.strength_info] == \
+        [(lv.name, lv.about) for lv in (STRENGTHS[s.strength] for s in english.strength_info)]
+    assert all(i.label != e.label and i.about != e.about
+               for i, e in zip(italian.strength_info, english.strength_info, strict=True))
+    code, violations, _ = failure(api.engine.GetEngineInfo, epb.GetEngineInfoRequest(language="it_IT!"))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and [f for f, _ in violations] == ["language"]
 
 
 def test_engine_info_is_built_once_and_each_caller_gets_its_own(monkeypatch):
