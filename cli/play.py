@@ -153,7 +153,7 @@ class Game:
         names = self._names
         partner = [names[s] for s in range(r.players) if s != self.human and r.side_of(s) == r.side_of(self.human)]
         facts = {"rules": r.name, "players": r.players, "goal": render.goal(r.hands, r.target, self.tr),
-                 "level": self.level, "name": names[self.human], "seat": self.human,
+                 "level": _(self.level) if self.level else "", "name": names[self.human], "seat": self.human,
                  "partner": partner[0] if partner else ""}
         say(" ".join((
             (_("[bold]Cirulla[/] — %(rules)s, %(players)s players, %(goal)s, engines at level %(level)s.") if self.level

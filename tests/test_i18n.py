@@ -332,7 +332,8 @@ def test_play_speaks_italian_with_lang_it(tmp_path):
     for italian in ("Sei Tu (posto 0)", "Scrivi aiuto per i comandi.", "Mano 1", "Tavolo:", "Le tue carte:",
                     "Comandi: il numero di una mossa", "La classifica delle tue mosse secondo il motore",
                     "rischio scopa", "In questa mano: Tu", f"Partita salvata in {save}",
-                    "perché", "seconda mossa migliore"):     # the hint's reasons
+                    "perché", "seconda mossa migliore",      # the hint's reasons
+                    "motori al livello avido"):                 # the level's name, as GetEngineInfo's label
         assert italian in " ".join(out.split()), italian
     assert "Type help" not in out and "on the table" not in out and english_left(out) == []
     assert record.load(save).names == ("Tu", "Motore 1")
