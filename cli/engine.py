@@ -371,6 +371,11 @@ def _parse(line: str) -> EngineQuery:
     if not isinstance(data, dict):
         raise BadRequest.one("", f"a JSON {_JSON_TYPES.get(type(data), 'value')}, not an object: a query is "
                                  '{"id": ..., "<request>": {...}}')
+    query_id = data.get("id")
+    if query_id is not None and not isinstance(query_id, str):     # (JSON-RPC's ids may be numbers; ours are text)
+        example = f', e.g. "{query_id}"' if type(query_id) in (int, float) else ""
+        raise BadRequest.one("id", f"a string of the client's choosing{example}, not a JSON "
+                                   f"{_JSON_TYPES.get(type(query_id), 'value')}")
     try:
         return json_format.ParseDict(data, EngineQuery())
     except json_format.ParseError as e:

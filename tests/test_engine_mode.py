@@ -245,6 +245,10 @@ def test_bad_lines_get_failures_and_the_engine_goes_on(engine):
             answer = engine.next(query_id)
         code, fields = failure_of(answer)
         assert (code, fields[0]) == ("INVALID_ARGUMENT", field), line
+    engine.send({"id": 7, "getEngineInfo": {}})                   # a number, as JSON-RPC's ids may be
+    answer = engine.next("")
+    assert failure_of(answer) == ("INVALID_ARGUMENT", ["id"])
+    assert answer["failure"]["message"] == 'id: a string of the client\'s choosing, e.g. "7", not a JSON number'
     engine.proc.stdin.write(b"\xff\xfe\n")      # not UTF-8
     engine.proc.stdin.flush()
     code, fields = failure_of(engine.next(""))
