@@ -577,7 +577,8 @@ def run(args: argparse.Namespace) -> int:
             out.print("  " + _("game %(game)s (%(source)s), decision %(decision)s, hand %(hand)s round %(round)s: "
                                "played %(played)s, best %(best)s (%(grade)s, %(cost)s points)")
                       % {"game": e.game, "source": escape(e.source), "decision": e.number + 1, "hand": e.hand + 1,
-                         "round": e.round + 1, "played": move_text(e.played.text), "best": move_text(e.best.text),
+                         "round": e.round + 1, "played": move_text(e.played.text, tr=tr),
+                         "best": move_text(e.best.text, tr=tr),
                          "grade": _(GRADE_WORDS[e.grade]), "cost": f"{e.severity:.2f}"}
                       + (f". {move_text(escape(reason))}" if reason else ""), soft_wrap=True)
     unclassified = sum(h.unclassified for h in report.ordered(only))

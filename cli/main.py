@@ -196,14 +196,15 @@ def cmd_hint(args: argparse.Namespace) -> int:
     from . import render
     _ = tr.gettext
     console = console_for(args)
+    matta = view.rules.matta_card
     facts = {"seat": view.seat, "event": event, "hand": view.hand_number + 1, "round": view.round + 1,
-             "score": " – ".join(map(str, view.scores)), "table": render.cards(view.table),
-             "cards": render.cards(view.hand)}
+             "score": " – ".join(map(str, view.scores)), "table": render.cards(view.table, matta),
+             "cards": render.cards(view.hand, matta)}
     console.print((_("[bold]Seat %(seat)s to move before event %(event)s[/] — hand %(hand)s, round %(round)s, "
                      "score %(score)s") if event is not None else
                    _("[bold]Seat %(seat)s to move[/] — hand %(hand)s, round %(round)s, score %(score)s")) % facts)
     console.print(_("Table: %(table)s    Hand: %(cards)s") % facts)
-    console.print(render.hint(answer.hint, tr=tr))
+    console.print(render.hint(answer.hint, tr=tr, matta=matta))
     return OK
 
 

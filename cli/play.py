@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from cirulla.solver import record
+from cirulla.solver.cards import Card
 from cirulla.solver.errors import CirullaError
 from cirulla.solver.events import Deal, HandEnd, Turn
 from cirulla.solver.i18n import Translations, translator
@@ -91,7 +92,7 @@ def local_hint(*, time_ms: float | None = None, seed: int = 0,
         menu = {str(m): i for i, m in enumerate(match.legal_moves, 1)}   # the numbers the menu shows
         return render.hint(hint_to_proto(result, seed, table=view.table, tr=tr),
                            title=tr.gettext("The engine's ranking of your moves (# as in the menu)"),
-                           numbers=menu, tr=tr)
+                           numbers=menu, tr=tr, matta=match.rules.matta_card)
     return hint
 
 
@@ -118,6 +119,11 @@ class Game:
         self.level = level
         self.tr = tr or translator()
         self._shown = 0
+
+    @property
+    def matta(self) -> Card | None:
+        """The rules' wild card, marked with a star wherever a card is drawn."""
+        return self.match.rules.matta_card
 
     def run(self) -> int:
         """Play to the end of the match, or to `quit` or the end of the input;
@@ -169,7 +175,7 @@ class Game:
             self._show_position()
             moves = m.legal_moves
             for i, mv in enumerate(moves, 1):
-                say(f"  [bold]{i:2}[/]  {render.move(mv, self.tr)}   [dim]{mv}[/]")
+                say(f"  [bold]{i:2}[/]  {render.move(mv, self.tr, self.matta)}   [dim]{mv}[/]")
             answer = self._ask()
             command = commands.get(answer.casefold()) if answer is not None else "quit"
             if command == "quit":
@@ -257,9 +263,9 @@ class Game:
         for seat in range(m.rules.players):
             if seat != self.human and v.public[seat]:
                 say("  " + _("%(player)s declared: %(cards)s") % {"player": names[seat],
-                                                                  "cards": render.cards(v.public[seat])})
-        say(_("Table: %(cards)s") % {"cards": render.cards(v.table)})
-        say(_("Your hand: %(cards)s") % {"cards": render.cards(v.hand)})
+                                                                  "cards": render.cards(v.public[seat], self.matta)})
+        say(_("Table: %(cards)s") % {"cards": render.cards(v.table, self.matta)})
+        say(_("Your hand: %(cards)s") % {"cards": render.cards(v.hand, self.matta)})
 
     def _show_events(self) -> None:
         m, say, tr = self.match, self.console.print, self.tr
@@ -269,9 +275,9 @@ class Game:
             if isinstance(e, Deal):
                 if e.void:
                     say("[dim]" + _("Void deal (two aces on the table: %(cards)s); dealt again.")
-                        % {"cards": render.cards(e.table)} + "[/]")
+                        % {"cards": render.cards(e.table, self.matta)} + "[/]")
                 elif e.round == 0:
-                    deal = {"hand": e.hand + 1, "player": names[e.dealer], "cards": render.cards(e.table),
+                    deal = {"hand": e.hand + 1, "player": names[e.dealer], "cards": render.cards(e.table, self.matta),
                             "total": 30 if e.dealer_scope == 2 else 15, "count": e.dealer_scope}
                     you = self._you(e.dealer)
                     say("\n" + (_("[bold]Hand %(hand)s[/], you deal. Table: %(cards)s") if you
@@ -286,13 +292,13 @@ class Game:
                     if e.capotun:
                         say("  " + _("Four of a kind on the table: %(player)s's side wins the match.") % deal)
             elif isinstance(e, Turn):
-                say(f"  {names[e.seat]}: {render.move(e.move, tr)}"
+                say(f"  {names[e.seat]}: {render.move(e.move, tr, self.matta)}"
                     + ("  " + render.styled("bold yellow", _("SCOPA!")) if e.scopa else ""))
             elif isinstance(e, HandEnd):
                 if e.leftover:
                     who = _("nobody") if e.leftover_side is None else sides[e.leftover_side]
-                    say("  " + _("Left on the table: %(cards)s → %(side)s") % {"cards": render.cards(e.leftover),
-                                                                              "side": who})
+                    left = render.cards(e.leftover, self.matta)
+                    say("  " + _("Left on the table: %(cards)s → %(side)s") % {"cards": left, "side": who})
                 say(render.hand_end_table(e, self.match.side_names, tr))
                 if e.cappotto_side is not None:
                     say(_("[bold]Cappotto! %(side)s took all ten diamonds.[/]")

@@ -53,21 +53,24 @@ def cards(cs: Iterable[Card], matta: Card | None = None, styles: dict[Card, str]
     return " ".join(card(c, matta, styles.get(c, "")) for c in cs) if cs else "[dim]—[/]"
 
 
-def move(m: Move, tr: Translations | None = None) -> str:
+def move(m: Move, tr: Translations | None = None, matta: Card | None = None) -> str:
     tr = tr or translator()
     _ = tr.gettext
     if m.card is None:                      # a declaration
-        return tr.pgettext("move", "declare") + f" {cards(m.declared)}" + \
-            (f" + {cards(m.declared_second)}" if m.declared_second else "") + \
+        return tr.pgettext("move", "declare") + f" {cards(m.declared, matta)}" + \
+            (f" + {cards(m.declared_second, matta)}" if m.declared_second else "") + \
             (" " + _("(matta as %(rank)s)") % {"rank": RANKS[m.matta_as]} if m.matta_as is not None else "") + \
             f"  [green]+{m.points}[/]"
     if not m.captured:
-        return _("%(card)s [dim]on the table[/]") % {"card": card(m.card)}
-    return _("%(card)s takes %(cards)s") % {"card": card(m.card), "cards": cards(m.captured)}
+        return _("%(card)s [dim]on the table[/]") % {"card": card(m.card, matta)}
+    return _("%(card)s takes %(cards)s") % {"card": card(m.card, matta), "cards": cards(m.captured, matta)}
 
 
-def move_text(text: str, matta: Card | None = None) -> str:
-    """A move's text form ("7C x 2C 5S") with suit symbols and colour."""
+def move_text(text: str, matta: Card | None = None, tr: Translations | None = None) -> str:
+    """A move's text form ("7C x 2C 5S") with suit symbols and colour; with
+    `tr`, a declaration's word in the reader's language ("dichiara 2♠ 5♣ 7♥=A")."""
+    if tr is not None and text.startswith("declare "):
+        text = tr.pgettext("move", "declare") + text.removeprefix("declare")
     def one(m: re.Match[str]) -> str:
         return card(Card.parse(m.group(0)), matta)
     return CARD_CODE.sub(one, text.replace(" x ", " × "))
@@ -115,10 +118,11 @@ def hand_end_table(end: HandEnd, side_names: list[str], tr: Translations | None 
 # --- hints ---------------------------------------------------------------------
 
 def hint_table(hint: epb.Hint, *, title: str = "", limit: int | None = None,
-               numbers: dict[str, int] | None = None, tr: Translations | None = None) -> Table:
+               numbers: dict[str, int] | None = None, tr: Translations | None = None,
+               matta: Card | None = None) -> Table:
     """A cirulla.v1.Hint: every move ranked with the search's figures. With
     `numbers` (move text -> its number in the menu) the # column shows the
-    number to type, else the rank."""
+    number to type, else the rank; the matta (the rules') marked."""
     tr = tr or translator()
     _ = tr.gettext
     stats = hint.stats
@@ -142,7 +146,7 @@ def hint_table(hint: epb.Hint, *, title: str = "", limit: int | None = None,
     t.add_column(_("samples"), justify="right")
     moves = list(hint.moves)[:limit] if limit else hint.moves
     for i, m in enumerate(moves, 1):
-        row = [str(numbers.get(m.move.text, "") if numbers else i), move_text(m.move.text),
+        row = [str(numbers.get(m.move.text, "") if numbers else i), move_text(m.move.text, matta, tr),
                f"{m.expected_points:+.2f} ± {m.expected_points_stderr:.2f}",
                styled("dim", _("best")) if i == 1 else f"{m.diff_to_best:+.2f} ± {m.diff_to_best_stderr:.2f}"]
         if has_win:
@@ -153,7 +157,7 @@ def hint_table(hint: epb.Hint, *, title: str = "", limit: int | None = None,
 
 
 def hint(hint: epb.Hint, *, title: str = "", limit: int | None = None, numbers: dict[str, int] | None = None,
-         tr: Translations | None = None) -> Group:
+         tr: Translations | None = None, matta: Card | None = None) -> Group:
     """A cirulla.v1.Hint's table (hint_table), then the reasons of its top
     moves, each by its number in the table."""
     _ = (tr or translator()).gettext
@@ -165,8 +169,8 @@ def hint(hint: epb.Hint, *, title: str = "", limit: int | None = None, numbers: 
     for i, m in enumerate(moves, 1):
         if m.reason:
             why.add_row("" if why.row_count else _("why"), str(numbers.get(m.move.text, "") if numbers else i),
-                        prose(m.reason))
-    table = hint_table(hint, title=title, limit=limit, numbers=numbers, tr=tr)
+                        prose(m.reason, matta))
+    table = hint_table(hint, title=title, limit=limit, numbers=numbers, tr=tr, matta=matta)
     return Group(table, why) if why.row_count else Group(table)
 
 
@@ -269,11 +273,11 @@ def decisions_table(decisions: Sequence[Decision], names: Sequence[str], *, only
         moves = Table.grid(padding=(0, 1))
         moves.add_column(style="dim", no_wrap=True, min_width=max(map(len, labels.values())))    # one indent in all
         moves.add_column()
-        moves.add_row(labels["played"], move_text(str(d.played)))
+        moves.add_row(labels["played"], move_text(str(d.played), tr=tr))
         if not same:
-            moves.add_row(labels["best"], move_text(str(d.best)))
+            moves.add_row(labels["best"], move_text(str(d.best), tr=tr))
         if not d.forced:
-            moves.add_row(labels["seeing all"], move_text(str(d.hindsight_best))
+            moves.add_row(labels["seeing all"], move_text(str(d.hindsight_best), tr=tr)
                           + (f" ({d.hindsight_loss:.2f})" if d.hindsight_loss > 0.005 else ""))
         lost = "" if same else f"{d.loss:.2f}±{d.loss_stderr:.2f}"
         if has_win and not same and d.win_chance_loss is not None:
@@ -323,10 +327,10 @@ def position(d: Decision, names: Sequence[str], side_names: Sequence[str], matta
     risk = _("scopa risk %(risk)s")
     note = "" if d.forced else ("  " + styled("dim", "(" + _("the best move") + ")") if same else "") + \
         "  " + styled("dim", risk % {"risk": f"{100 * d.played_scopa_risk:.0f} %"})
-    g.add_row(_("played"), move_text(str(d.played), matta) + note)
+    g.add_row(_("played"), move_text(str(d.played), matta, tr) + note)
     if not same:
         lost = _("lost %(loss)s ± %(stderr)s") % {"loss": f"{d.loss:.2f}", "stderr": f"{d.loss_stderr:.2f}"}
-        g.add_row(_("best"), move_text(str(d.best), matta) + "  "
+        g.add_row(_("best"), move_text(str(d.best), matta, tr) + "  "
                   + styled("dim", risk % {"risk": f"{100 * d.best_scopa_risk:.0f} %"}) + "  " + lost)
     if d.judgement:
         g.add_row(_("why"), prose(explain(d, tr), matta))

@@ -138,6 +138,8 @@ def test_play_reads_a_move_typed_as_the_menu_writes_it(tmp_path):
     assert done.returncode == 0 and "non è una mossa" not in done.stdout, done.stdout
     human = [str(e.move) for e in record.load(save).events if isinstance(e, Turn) and e.seat == 0]
     assert human == ["declare 6D 6H 7H=6", "6D x 2S 4S"]
+    out = " ".join(done.stdout.split())
+    assert "Le tue carte: 6♦ 6♥ 7♥*" in out and "1 dichiara 6♦ 6♥ 7♥* (matta come 6)" in out   # the matta starred
     tr = translator("it")
     assert [move_in_menu_words(text, tr).split() for text in ("5♣ sul tavolo", "5C on the table", "7C × 2C 5S",
                                                               "7C takes 2C", "prendere")] == \

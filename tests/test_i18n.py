@@ -27,6 +27,7 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 from browser_support import chromium, find_browser
+from rich.console import Console
 from test_analysis import drop_handing_a_scopa, record_where
 from test_report import Dom, measure
 
@@ -35,8 +36,10 @@ from cirulla.cli.main import main
 from cirulla.cli.report import html_report
 from cirulla.solver import Rules, record
 from cirulla.solver.analysis import analyze_all, explain
+from cirulla.solver.cards import Card
 from cirulla.solver.i18n import LANGUAGES, LOCALE_DIR, language, language_from_environment, translator, whole
 from cirulla.v1 import engine_service_pb2 as epb
+from cirulla.v1 import game_pb2 as pb
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGS = {lang: ROOT / "solver" / "locale" / lang / "LC_MESSAGES" / "cirulla.po" for lang in LANGUAGES}
@@ -113,6 +116,18 @@ def test_a_hints_caption_says_how_it_was_found_in_the_players_words(method, engl
     for lang, caption in (("en", english + "; ranked by expected points"),
                           ("it", italian + "; in ordine di punti attesi")):
         assert render.hint_table(hint, tr=translator(lang)).caption == caption
+
+
+def test_a_hints_moves_say_declare_in_the_players_words_and_star_the_matta():
+    """The hint table drew a declaration in its text form's English ("declare
+    6♦ 6♥ 7♥=6") for an Italian, and no card as the matta."""
+    hint = epb.Hint(moves=[epb.MoveEvaluation(move=pb.Move(text="declare 6D 6H 7H=6")),
+                           epb.MoveEvaluation(move=pb.Move(text="7H x 2S 5D"))])
+    console = Console(record=True, width=200, color_system=None)
+    console.print(render.hint_table(hint, tr=translator("it"), matta=Card.parse("7H")))
+    rows = console.export_text()
+    assert "dichiara 6♦ 6♥ 7♥*=6" in rows and "7♥* × 2♠ 5♦" in rows and "declare" not in rows
+    assert render.move_text("declare 2S 5C 7H=A") == render.move_text("declare 2S 5C 7H=A", tr=translator("en"))
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
