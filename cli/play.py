@@ -161,12 +161,16 @@ class Game:
         facts = {"rules": r.name, "players": r.players, "goal": render.goal(r.hands, r.target, self.tr),
                  "level": _(self.level) if self.level else "", "name": names[self.human], "seat": self.human,
                  "partner": partner[0] if partner else ""}
-        say(" ".join((
+        say(" ".join(filter(None, (
             (_("[bold]Cirulla[/] — %(rules)s, %(players)s players, %(goal)s, engines at level %(level)s.") if self.level
              else _("[bold]Cirulla[/] — %(rules)s, %(players)s players, %(goal)s.")) % facts,
-            (_("You are %(name)s (seat %(seat)s), partnered with %(partner)s.") if partner
+            ((_("You play at seat %(seat)s, partnered with %(partner)s.") if partner
+              else _("You play at seat %(seat)s.")) if self._you(self.human) else
+             _("You are %(name)s (seat %(seat)s), partnered with %(partner)s.") if partner
              else _("You are %(name)s (seat %(seat)s).")) % facts,
-            _("Type [bold]%(help)s[/] for commands.") % command_names(tr))))
+            _("The matta (the wild card) is %(card)s.") % {"card": render.card(self.matta, self.matta)}
+            if self.matta else "",
+            _("Type [bold]%(help)s[/] for commands.") % command_names(tr)))))
         while not m.is_over:
             self._show_events()
             if m.to_move != self.human:
