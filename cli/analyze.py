@@ -116,7 +116,8 @@ def show(match: Match, decisions: list[Decision], summary: Summary, console: Con
     if summary.sides:
         console.print(render.sides_table(summary, tr))
         console.print(render.luck_table(summary, names, tr))
-    console.print(render.decisions_table(decisions, match.names, only_errors=not every, tr=tr))
+    console.print(render.decisions_table(decisions, match.names, only_errors=not every, tr=tr,
+                                         matta=match.rules.matta_card))
     errors = [d for d in decisions if d.judgement]
     if errors:
         console.print(render.positions(errors, match.names, names, match.rules.matta_card, tr))

@@ -180,6 +180,12 @@ def _signed(x: float, digits: int = 2) -> str:
     return f"{x:+.{digits}f}"
 
 
+def result_digits(result: float) -> int:
+    """The decimals a side's result is shown with: none for whole points (the
+    hands played out), two where an unfinished hand counts at its value."""
+    return 0 if result == round(result) else 2
+
+
 def judgement(name: str | None, forced: bool = False, tr: Translations | None = None) -> str:
     _ = (tr or translator()).gettext
     if forced:
@@ -221,8 +227,8 @@ def sides_table(summary: Summary, tr: Translations | None = None) -> Table:
                               _("noise"))):
         t.add_column(name, justify="left" if i == 0 else "right")
     for s in summary.sides:
-        t.add_row(escape(s.name), f"[bold]{s.result:+.0f}[/]", _signed(s.start), _signed(s.luck),
-                  _signed(s.hidden_luck), _signed(s.play), _signed(s.noise))
+        t.add_row(escape(s.name), f"[bold]{_signed(s.result, result_digits(s.result))}[/]", _signed(s.start),
+                  _signed(s.luck), _signed(s.hidden_luck), _signed(s.play), _signed(s.noise))
     return t
 
 
@@ -246,10 +252,10 @@ def luck_table(summary: Summary, side_names: Sequence[str], tr: Translations | N
 
 
 def decisions_table(decisions: Sequence[Decision], names: Sequence[str], *, only_errors: bool = True,
-                    tr: Translations | None = None) -> Table:
+                    tr: Translations | None = None, matta: Card | None = None) -> Table:
     """A row per error (or per decision). A row stacks its moves (played, best,
     the best seeing every card) in one column and its grade over its kind in
-    another, so that 80 columns show every move whole."""
+    another, so that 80 columns show every move whole; the matta starred."""
     tr = tr or translator()
     _ = tr.gettext
     shown = [d for d in decisions if d.judgement or not only_errors]
@@ -273,11 +279,11 @@ def decisions_table(decisions: Sequence[Decision], names: Sequence[str], *, only
         moves = Table.grid(padding=(0, 1))
         moves.add_column(style="dim", no_wrap=True, min_width=max(map(len, labels.values())))    # one indent in all
         moves.add_column()
-        moves.add_row(labels["played"], move_text(str(d.played), tr=tr))
+        moves.add_row(labels["played"], move_text(str(d.played), matta, tr))
         if not same:
-            moves.add_row(labels["best"], move_text(str(d.best), tr=tr))
+            moves.add_row(labels["best"], move_text(str(d.best), matta, tr))
         if not d.forced:
-            moves.add_row(labels["seeing all"], move_text(str(d.hindsight_best), tr=tr)
+            moves.add_row(labels["seeing all"], move_text(str(d.hindsight_best), matta, tr)
                           + (f" ({d.hindsight_loss:.2f})" if d.hindsight_loss > 0.005 else ""))
         lost = "" if same else f"{d.loss:.2f}±{d.loss_stderr:.2f}"
         if has_win and not same and d.win_chance_loss is not None:

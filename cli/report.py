@@ -33,7 +33,7 @@ from cirulla.solver.i18n import N_, Translations, language_of, translator, whole
 from cirulla.solver.match import Match
 from cirulla.solver.moves import Move
 
-from .render import CATEGORY_NAMES, GRADE_WORDS, goal, grade_count
+from .render import CATEGORY_NAMES, GRADE_WORDS, goal, grade_count, result_digits
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -426,8 +426,9 @@ def split_data(summary: Summary, tr: Translations) -> dict[str, Any]:
     a bar from the running total, the result last."""
     _ = tr.gettext
     keys = tuple(PART_COLOURS)
-    rows = [{"side": s.side, "name": s.name, "colour": side_colour(s.side), "result": f"{s.result:+.0f}",
-             "parts": [signed(getattr(s, k)) for k in keys]} for s in summary.sides]
+    rows = [{"side": s.side, "name": s.name, "colour": side_colour(s.side),
+             "result": f"{s.result:+.{result_digits(s.result)}f}", "parts": [signed(getattr(s, k)) for k in keys]}
+            for s in summary.sides]
     s0 = summary.sides[0]
     values = [getattr(s0, k) for k in keys]
     running, ends = 0.0, [0.0]
@@ -446,7 +447,8 @@ def split_data(summary: Summary, tr: Translations) -> dict[str, Any]:
         steps.append({"key": k, "label": _(PART_LABELS[k]), "colour": PART_COLOURS[k], "value": signed(v),
                       "left": pct(left), "width": f"{max(100 * (right - left) / span, 0.4):.2f}"})
     winner = 0 if s0.result >= 0 else 1
-    steps.append({"key": "result", "label": _("result"), "colour": SIDE_COLOURS[winner], "value": signed(s0.result, 0),
+    steps.append({"key": "result", "label": _("result"), "colour": SIDE_COLOURS[winner],
+                  "value": signed(s0.result, result_digits(s0.result)),
                   "left": pct(min(0.0, s0.result)), "width": f"{max(100 * abs(s0.result) / span, 0.4):.2f}"})
     return {"rows": rows, "keys": [(_(PART_LABELS[k]), PART_COLOURS[k]) for k in keys], "steps": steps,
             "zero": pct(0.0), "side0": s0.name, "side1": summary.sides[1].name}

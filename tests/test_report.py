@@ -436,3 +436,30 @@ def test_card_text_draws_the_cards_of_a_text_and_escapes_the_rest():
     shown = str(card_text("7D x 3C 4S leaves <9> on the table; KH"))
     assert '<span class="c r">7♦</span> × <span class="c">3♣</span>' in shown
     assert '<span class="c r">K♥</span>' in shown and "&lt;9&gt;" in shown and "<9>" not in shown
+
+
+def test_an_unfinished_games_result_shows_the_value_its_parts_add_up_to():
+    """A match stopped mid-hand counts that hand at its value: the result was
+    shown in whole points ("+1") beside parts adding up to +1.33; a finished
+    hand's result stays whole."""
+    from rich.console import Console
+
+    from cirulla.cli import render
+    from cirulla.cli.report import split_data
+    from cirulla.solver import Match
+    from cirulla.solver.i18n import translator
+
+    match = Match(Rules(hands=1), seed=3)
+    for _ in range(3):
+        match.play(match.greedy_move())
+    _, summary = analyze_all(match, iterations=300, seed=1)
+    side = summary.sides[0]
+    parts = side.start + side.luck + side.hidden_luck + side.play + side.noise
+    assert side.result != round(side.result) and abs(parts - side.result) < 1e-9
+    console = Console(record=True, width=200, color_system=None)
+    console.print(render.sides_table(summary))
+    assert f"{side.result:+.2f}" in console.export_text()
+    data = split_data(summary, translator("en"))
+    shown = f"{side.result:+.2f}"
+    assert data["rows"][0]["result"] == shown and data["steps"][-1]["value"].text == shown
+    assert render.result_digits(-4.0) == 0 and render.result_digits(1.33) == 2
