@@ -268,7 +268,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
             emit(convert.to_message(res, arena_pb2.ArenaResult, rules=rules))
         return OK
     console.print(f"rules: {args.preset}, {rules.players} players, "
-                  + (f"{rules.hands} hand(s) per match" if rules.hands else f"target {rules.target}"))
+                  + (f"{rules.hands} hand{'s' if rules.hands != 1 else ''} a match" if rules.hands
+                     else f"target {rules.target}"))
     for line in res.lines():
         console.print(line)
     console.print(load)

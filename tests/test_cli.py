@@ -173,6 +173,7 @@ def test_names_and_paths_are_shown_as_given_never_read_as_markup(tmp_path, capsy
     assert code == 0 and f"Report written to {tmp_path}/[/]r.html" in " ".join(out.split())
     code, out, _ = cli(capsys, "arena", "greedy", "greedy", "--pairs", 1, "--hands", 1, "--save", tmp_path / "[/]g")
     assert code == 0 and f"records: 2 games in {tmp_path}/[/]g" in " ".join(out.split())
+    assert "rules: classic, 2 players, 1 hand a match" in out     # (it read "1 hand(s) per match")
 
 
 def test_a_terminal_without_utf8_reads_the_game_in_plain_ascii(tmp_path):
