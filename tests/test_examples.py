@@ -117,13 +117,16 @@ def test_hint_for_the_default_view(client, server, tmp_path):
     legal = legal_move_texts(server.port)
     assert len(legal) >= 2
     assert_hint(run(client, f"127.0.0.1:{server.port}", cwd=tmp_path), legal)
+    # the README's sample answer is one for this view: its moves (the figures vary with a time budget)
+    *moves, best = readme_answer(client, "")
+    assert sorted(line.split("  ")[0] for line in moves) == sorted(legal) and best.startswith("best: ")
 
 
 def readme_answer(command: list[str], arguments: str) -> list[str]:
     """The lines the example's README shows it printing when run with `arguments`."""
     script = Path(command[-1])
     lines = (script.parent / "README.md").read_text(encoding="utf-8").splitlines()
-    command_line = f"{script.name} {arguments}"
+    command_line = f"{script.name} {arguments}".rstrip()
     start = next(i for i, line in enumerate(lines) if line.startswith("$ ") and line.endswith(command_line))
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(("$ ", "```")))
     return lines[start + 1:end]
