@@ -49,6 +49,16 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def level_name(text: str) -> str:
+    """A --level: a level's name, or its name in a language of the catalogs
+    (amatore: casual), as `play` names the level it plays at."""
+    from cirulla.solver.players import LEVEL_NAMES
+    for name in LEVEL_NAMES:
+        if text.casefold() in {i18n.translator(lang).gettext(name).casefold() for lang in i18n.LANGUAGES}:
+            return name
+    raise argparse.ArgumentTypeError(f"{text!r} is no level: {', '.join(LEVEL_NAMES)}")
+
+
 def positive_ms(text: str) -> float:
     """A time in milliseconds (--time-ms, --hint-ms): a number above 0."""
     try:

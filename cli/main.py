@@ -19,7 +19,16 @@ from cirulla.solver.match import Phase
 from cirulla.solver.players import LEVEL_NAMES, LEVELS, make_player
 from cirulla.solver.rules import PRESETS, Rules
 
-from . import add_lang_argument, non_negative_int, positive_int, positive_ms, records, seed_number, translator_for
+from . import (
+    add_lang_argument,
+    level_name,
+    non_negative_int,
+    positive_int,
+    positive_ms,
+    records,
+    seed_number,
+    translator_for,
+)
 from .engine import add_parser as add_engine
 from .habits import add_parser as add_habits
 from .output import console_for, emit, plain_where_needed
@@ -346,8 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "  cirulla play --preset online --players 4 --level full --save game.json\n\n"
                    "levels, weakest first:\n  " + "\n  ".join(f"{lv.name:13} {lv.about}" for lv in LEVELS))
     _add_rules(play, players=(2, 3, 4, 5))
-    play.add_argument("--level", default="casual", choices=list(LEVEL_NAMES), metavar="LEVEL",
-                      help=f"the engines' strength (default casual): {', '.join(LEVEL_NAMES)}")
+    play.add_argument("--level", default="casual", type=level_name, metavar="LEVEL",
+                      help=f"the engines' strength (default casual): {', '.join(LEVEL_NAMES)} (or their names "
+                           "in Italian: principiante, amatore, ...)")
     play.add_argument("--seed", type=seed_number, help="seed for the deals and the engines")
     play.add_argument("--name", help="your name in the record (default: You, in the --lang language)")
     play.add_argument("--save", metavar="FILE", help="where to save the record (default cirulla-DATE-TIME.json)")

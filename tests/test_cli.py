@@ -149,6 +149,16 @@ def test_play_reads_a_move_typed_as_the_menu_writes_it(tmp_path):
         assert all(Move.of(move_in_menu_words(text, translator(lang)), matta=Card.parse("7H")) for text in examples)
 
 
+def test_play_takes_a_level_by_its_name_in_italian_too(tmp_path):
+    """play names its level in the player's language (motori al livello
+    amatore): that name is a --level too; an unknown one is the flag's error."""
+    done = run("play", "--hands", "1", "--seed", 3, "--level", "Amatore", "--save", tmp_path / "a.json",
+               stdin="quit\n")
+    assert done.returncode == 0 and "engines at level casual" in " ".join(done.stdout.split()), done.stderr
+    done = run("play", "--level", "esperto", stdin="quit\n")
+    assert done.returncode == 2 and "argument --level: 'esperto' is no level: random, greedy, beginner" in done.stderr
+
+
 def test_names_and_paths_are_shown_as_given_never_read_as_markup(tmp_path, capsys):
     """A record's player names and a command's arguments are the user's text:
     "[/]" in them crashed analyze, hint and play (rich markup) before."""
