@@ -349,8 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
     play = command("play", "play a match against engine players",
                    "Play a match in the terminal against engine players. Type a move's number or its\n"
                    "text (7C x 2C 5S, 7C, declare 2S 5C 7H=A), `hint` for the engine's ranking,\n"
-                   "`undo`, `help`, `quit` (in Italian: consiglio, annulla, aiuto, esci). The record is\n"
-                   "saved when the match ends and on quit.",
+                   "`undo`, `help`, `quit` (in Italian: consiglio, annulla, aiuto, esci, and a move as\n"
+                   "the menu writes it: 7C prende 2C 5S, dichiara 2S 5C 7H=A). The record is saved when\n"
+                   "the match ends and on quit.",
                    "examples:\n  cirulla play --level beginner\n  cirulla play --players 3 --target 31\n"
                    "  cirulla play --preset online --players 4 --level full --save game.json\n\n"
                    "levels, weakest first:\n  " + "\n  ".join(f"{lv.name:13} {lv.about}" for lv in LEVELS))
