@@ -58,7 +58,7 @@ def _menu_words(tr: Translations) -> tuple[re.Pattern[str], dict[str, str]]:
         on_table = Text.from_markup(t.gettext("%(card)s [dim]on the table[/]") % {"card": ""}).plain
         words.update({takes.strip().casefold(): " x ", on_table.strip().casefold(): " ",
                       t.pgettext("move", "declare").casefold(): "declare "})
-    alternatives = (rf"(?<!\w){re.escape(w)}(?!\w)" for w in sorted(words, key=len, reverse=True))
+    alternatives = (rf"(?<!\w){re.escape(w)}(?!\w)" for w in sorted(words, key=len, reverse=True) if w)
     return re.compile("|".join(alternatives), re.IGNORECASE), words
 
 

@@ -4,6 +4,7 @@ output, help, and the exit codes of missing files, broken records and
 unreachable servers."""
 from __future__ import annotations
 
+import gettext
 import json
 import os
 import re
@@ -144,6 +145,10 @@ def test_play_reads_a_move_typed_as_the_menu_writes_it(tmp_path):
     assert [move_in_menu_words(text, tr).split() for text in ("5♣ sul tavolo", "5C on the table", "7C × 2C 5S",
                                                               "7C takes 2C", "prendere")] == \
         [["5♣"], ["5C"], ["7C", "x", "2C", "5S"], ["7C", "x", "2C"], ["prendere"]]
+    class Bare(gettext.NullTranslations):           # a language whose capture has no word between the cards
+        def gettext(self, message: str) -> str:
+            return "%(card)s %(cards)s" if message == "%(card)s takes %(cards)s" else message
+    assert move_in_menu_words("7♣ 2♣", Bare()) == "7♣ 2♣"     # (an empty word matched between the symbols)
     for lang in LANGUAGES:                          # the help's examples are moves play reads
         examples = re.search(r"\((.*?)\)", help_text(translator(lang))).group(1).split(", ")
         assert all(Move.of(move_in_menu_words(text, translator(lang)), matta=Card.parse("7H")) for text in examples)
