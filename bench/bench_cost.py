@@ -68,7 +68,7 @@ from cirulla.solver import Match, Rules
 from cirulla.solver.arena import machine_load
 from cirulla.solver.moves import Move
 from cirulla.solver.players import self_play
-from cirulla.solver.search import build_tables
+from cirulla.solver.search import DEFAULT_BUDGET, build_tables
 from cirulla.v1 import engine_service_pb2 as epb
 from cirulla.v1 import game_pb2 as pb
 
@@ -187,7 +187,8 @@ def main() -> None:
     p.add_argument("--players", type=int, nargs="+", choices=(2, 4), default=[2, 4])
     p.add_argument("--seed", type=int, default=1, help="the first hand's match seed (default 1)")
     p.add_argument("--time-ms", type=int, default=None, help="the hints' time budget (default: none, the "
-                   f"service's default, {ServerConfig().default_budget_ms} ms)")
+                   f"default budget: stops once settled, at most {DEFAULT_BUDGET.iterations:,} iterations or "
+                   f"{ServerConfig().default_budget_ms} ms)")
     p.add_argument("--iterations", type=int, default=None, help="the hints' iteration budget (default: none)")
     p.add_argument("--skip-saturation", action="store_true")
     p.add_argument("--saturation-seconds", type=float, default=30.0, help="measured load (default 30)")
@@ -195,7 +196,8 @@ def main() -> None:
     budget, name = budget_of(args)
     config = ServerConfig()
     service = Service(config)
-    print(f"# budget: {name}" + (f" (GetHint without one: {config.default_budget_ms} ms)" if budget is None
+    print(f"# budget: {name}" + (f" (GetHint without one: stops once settled, at most {DEFAULT_BUDGET.iterations:,} "
+                                                  f"iterations or {config.default_budget_ms} ms)" if budget is None
                                  else f" ({budget.time_ms or 'no'} ms, {budget.iterations or 'no'} iterations)"))
     print(f"seed: {args.seed}", flush=True)
     load_before, start = os.getloadavg()[0], time.monotonic()

@@ -32,3 +32,13 @@ def test_bench_cost_prints_the_cost_of_a_decision_by_phase() -> None:
     assert figures["cpu_over_wall_2p_classic"] > 0
     assert re.search(r"^machine_load: [\d.]+ before, [\d.]+ after .*cores", run.stdout, re.MULTILINE)
     assert "4p_classic" not in run.stdout and "saturation" not in run.stdout
+
+
+def test_bench_cost_names_the_default_budget_as_it_is() -> None:
+    """Without a budget flag the hints run at the default budget, a stopping
+    rule under two caps, not a fixed time: --help and the run's first line say so."""
+    from cirulla.solver.search import DEFAULT_BUDGET
+    run = subprocess.run([sys.executable, str(BENCH_COST), "--help"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    words = " ".join(run.stdout.split())
+    assert f"stops once settled, at most {DEFAULT_BUDGET.iterations:,} iterations" in words, words
