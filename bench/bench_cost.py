@@ -149,6 +149,11 @@ def print_costs(label: str, decisions: list[Decision]) -> None:
         print(f"decisions_{name}: {len(group)} decisions", flush=True)
 
 
+def default_budget_words(config: ServerConfig) -> str:
+    """What a hint without a budget spends: the default budget's stopping rule under its caps."""
+    return f"stops once settled, at most {DEFAULT_BUDGET.iterations:,} iterations or {config.default_budget_ms} ms"
+
+
 def budget_of(args: argparse.Namespace) -> tuple[epb.Budget | None, str]:
     """The hints' budget (None: none, the service's default) and its name."""
     if args.time_ms is None and args.iterations is None:
@@ -187,8 +192,7 @@ def main() -> None:
     p.add_argument("--players", type=int, nargs="+", choices=(2, 4), default=[2, 4])
     p.add_argument("--seed", type=int, default=1, help="the first hand's match seed (default 1)")
     p.add_argument("--time-ms", type=int, default=None, help="the hints' time budget (default: none, the "
-                   f"default budget: stops once settled, at most {DEFAULT_BUDGET.iterations:,} iterations or "
-                   f"{ServerConfig().default_budget_ms} ms)")
+                   f"default budget: {default_budget_words(ServerConfig())})")
     p.add_argument("--iterations", type=int, default=None, help="the hints' iteration budget (default: none)")
     p.add_argument("--skip-saturation", action="store_true")
     p.add_argument("--saturation-seconds", type=float, default=30.0, help="measured load (default 30)")
@@ -196,8 +200,7 @@ def main() -> None:
     budget, name = budget_of(args)
     config = ServerConfig()
     service = Service(config)
-    print(f"# budget: {name}" + (f" (GetHint without one: stops once settled, at most {DEFAULT_BUDGET.iterations:,} "
-                                                  f"iterations or {config.default_budget_ms} ms)" if budget is None
+    print(f"# budget: {name}" + (f" (GetHint without one: {default_budget_words(config)})" if budget is None
                                  else f" ({budget.time_ms or 'no'} ms, {budget.iterations or 'no'} iterations)"))
     print(f"seed: {args.seed}", flush=True)
     load_before, start = os.getloadavg()[0], time.monotonic()
