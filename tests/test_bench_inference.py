@@ -33,6 +33,19 @@ def test_the_default_model_reads_greedys_hand_better_than_uniform_draws() -> Non
     assert float(program["no_program"]) == 0
 
 
+def test_the_oracle_reads_a_searching_players_hand_better_than_the_default() -> None:
+    # flat Monte Carlo's plays, read by flat Monte Carlo's own search for every holding it could have
+    run = subprocess.run([sys.executable, str(BENCH), "--opponent", "flatmc:2000it", "--me", "greedy", "--hands", "8",
+                          "--samples", "100", "--oracle", "300", "--oracle-t", "0.25",
+                          "--models", "uniform=inf=0;default="], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    figure = FIGURE.replace("_vs_greedy", "_vs_flatmc_2000it")
+    gains = {m[1]: tuple(map(float, m.groups()[1:])) for m in re.finditer(figure, run.stdout, re.MULTILINE)}
+    assert set(gains) == {"uniform", "default", "oracle"}, run.stdout
+    assert gains["oracle"][1] > 0                           # its interval above uniform's
+    assert gains["oracle"][0] > gains["default"][0] + 0.1
+
+
 def test_a_bad_model_names_its_knob() -> None:
     run = subprocess.run([sys.executable, str(BENCH), "--hands", "1", "--models", "odd=clever=1"],
                          capture_output=True, text=True, timeout=300)
@@ -42,7 +55,10 @@ def test_a_bad_model_names_its_knob() -> None:
 
 @pytest.mark.parametrize("args, named", [(["--opponent", "clever"], "--opponent"),
                                          (["--me", "remote:127.0.0.1:1"], "--me"),
-                                         (["--samples", "0"], "--samples")])
+                                         (["--samples", "0"], "--samples"),
+                                         (["--opponent", "greedy", "--oracle", "100"], "--oracle"),
+                                         (["--oracle", "-1"], "--oracle"),
+                                         (["--oracle-t", "0"], "--oracle-t")])
 def test_a_bad_engine_or_count_names_its_option(args, named) -> None:
     run = subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True, timeout=300)
     assert run.returncode == 2 and named in run.stderr and "Traceback" not in run.stderr
