@@ -47,6 +47,7 @@ import itertools
 import math
 import statistics
 import sys
+from collections.abc import Mapping
 from typing import cast
 
 from cirulla.solver.arena import EngineSpec, make_player
@@ -131,6 +132,12 @@ def score(know: Knowledge, true_hand: int, knobs: SearchParams, samples: int, se
         hand = draw.sample()["hand"][other] & ~known
         for c in know.unseen:
             counts[c] += hand >> c & 1
+    return card_log_likelihood(true_hand, counts, samples)
+
+
+def card_log_likelihood(true_hand: int, counts: Mapping[int, float], samples: int) -> float:
+    """The Bernoulli log-likelihood of the true hand over the unseen cards, each card's chance its
+    count among `samples` worlds with half a count added (so no chance is 0)."""
     total = 0.0
     for c, n in counts.items():
         p = (n + 0.5) / (samples + 1)
@@ -174,12 +181,9 @@ def oracle_score(know: Knowledge, true_hand: int, plays: list[TheirPlay], method
     top = max(logp)
     weights = [math.exp(v - top) for v in logp]
     total_w = sum(weights)
-    total = 0.0
-    for c in know.unseen:
-        share = sum(w for w, h in zip(weights, holdings, strict=True) if h >> c & 1) / total_w
-        p = (samples * share + 0.5) / (samples + 1)          # score()'s half a count
-        total += math.log(p if true_hand >> c & 1 else 1 - p)
-    return total
+    counts = {c: samples * sum(w for w, h in zip(weights, holdings, strict=True) if h >> c & 1) / total_w
+              for c in know.unseen}                             # exact shares, as counts among `samples`
+    return card_log_likelihood(true_hand, counts, samples)
 
 
 def main() -> int:
