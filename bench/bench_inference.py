@@ -153,7 +153,8 @@ def _as_holding(k: Knowledge, seat: int, then: int, holding: int) -> Knowledge:
     hands = list(k.base["hand"])
     hands[seat] = holding
     hidden = set(unseen)
-    base = dict(k.base, hand=hands, stock=[c for c in range(40) if c not in hidden] + unseen)
+    base = k.base.copy()
+    base["hand"], base["stock"] = hands, [c for c in range(40) if c not in hidden] + unseen
     return dataclasses.replace(k, base=base, unseen=tuple(unseen))
 
 
