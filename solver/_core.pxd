@@ -317,6 +317,7 @@ cdef void learned_scores(const State* s, const Rules* r, const Move* moves, int 
 
 cdef enum:
     RANDOM_PLAY = -1    # choose_move's and play_out's eps_milli: every move uniformly at random
+    EPS_MILLI_DEFAULT = 100     # the rollouts' random moves per 1000 by default (the Searcher's, flat Monte Carlo's)
     # a flag in choose_move's and play_out's eps_milli (above the per-1000 count
     # in its low EPS_MASK bits): the learned policy instead of the greedy one
     POLICY_LEARNED = 1 << 16

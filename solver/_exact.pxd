@@ -189,3 +189,4 @@ cdef struct Tables:
 cdef int tables_init(Tables* x) noexcept nogil
 cdef void tables_free(Tables* x) noexcept nogil
 cdef long exact_worlds(Search* S, Tables* x, int part, int parts, double deadline, int respond) noexcept nogil
+cdef int last_round_vs_rollout_player(Search* S, double program, double* out) noexcept nogil

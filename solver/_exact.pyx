@@ -71,9 +71,9 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
 from cirulla.solver._core cimport (
-    MAX_SEATS, N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, Move, Rng, Rules, State, apply_move, bit, cards_in_round,
-    deal_due, TABLE_INFO_BITS, TableInfo, gen_moves, gen_plays_2p, hand_plays, greedy_index, greedy_weights, lowest,
-    mix64, popcount, rng_below, side_of, u64)
+    EPS_MILLI_DEFAULT, MAX_SEATS, N_CARDS, N_CAT, PH_DEAL, PH_OVER, PH_PLAY, Move, Rng, Rules, State, apply_move, bit,
+    cards_in_round, deal_due, TABLE_INFO_BITS, TableInfo, gen_moves, gen_plays_2p, hand_plays, greedy_index,
+    greedy_weights, lowest, mix64, popcount, rng_below, side_of, u64)
 from cirulla.solver._equity cimport Eval, evaluate, win_of
 from cirulla.solver._paired cimport add_world, can_sweep_next
 from cirulla.solver._search cimport RootMove, halted, load_flag
@@ -1703,6 +1703,104 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
         for j in range(N_CAT):
             rm.p_cat[j] += weight * lf.cats[j]
     add_world(S, weight)
+
+# --- the last round against flat Monte Carlo's way of playing it ---
+#
+# A player searching by rollouts alone (flat Monte Carlo: every move played out
+# on random worlds by the rollout policy) plays the last round of 2 players,
+# where it sees every card, as the best of its moves by the rollout policy's
+# expectation of the rest: its 10,000 rollouts estimate that figure closely
+# (docs/strength.md, "The last round against a player who plays it by
+# rollouts"). Minimax rates alike moves that a perfect opponent answers alike;
+# among them, the one this player answers worst is the better.
+
+cdef double rollout_expectation(Search* S, const State* s, int depth) noexcept nogil:
+    """The asking side's margin from s to the hand's end, expected over every
+    line of the rollout policy (greedy's move, or one of all at random
+    EPS_MILLI_DEFAULT times in 1000, the Searcher's and flat Monte
+    Carlo's rate) on both sides; no deal is due."""
+    cdef State c
+    cdef Leaf lf
+    cdef Move* buf = &S.buf[depth * XCAP]
+    cdef int n, i, g
+    cdef double v = 0.0, eps = EPS_MILLI_DEFAULT / 1000.0
+    if s.phase != PH_PLAY:
+        leaf_of(S, s, &lf)
+        return lf.margin
+    n = gen_moves(s, &S.r, buf, XCAP)
+    if n > XCAP:
+        n = XCAP
+    g = greedy_index(s, &S.r, buf, n) if n > 1 else 0
+    for i in range(n):
+        copy_state(&c, s, sizeof(State))
+        apply_move(&c, &S.r, &buf[i])
+        v += (eps / n + (1.0 - eps if i == g else 0.0) if n > 1 else 1.0) * rollout_expectation(S, &c, depth + 1)
+    return v
+
+
+cdef void against_rollout_player(Search* S, const State* s, int depth, double program, int* obj,
+                                 double* vs) noexcept nogil:
+    """From s: `obj`, the minimax objective of the asking side, and `vs`, its
+    margin against the other seat read as the greedy program with weight
+    `program` (its move greedy's) and else as the rollout player (its every
+    move the best by rollout_expectation), the asking side's moves the best by
+    minimax first, then against that seat."""
+    cdef State c
+    cdef Leaf lf
+    cdef Move* buf = &S.buf[depth * XCAP]
+    cdef int n, i, o, pick = -1, mine, g = -1
+    cdef double v, best_v = 0.0, theirs = 0.0
+    cdef int best_o = 0
+    if s.phase != PH_PLAY:
+        leaf_of(S, s, &lf)
+        obj[0] = lf.obj
+        vs[0] = lf.margin
+        return
+    n = gen_moves(s, &S.r, buf, XCAP)
+    if n > XCAP:
+        n = XCAP
+    mine = side_of(&S.r, s.turn) == S.me
+    if not mine and n > 1:                              # the program's move, and the rollout player's
+        g = greedy_index(s, &S.r, buf, n)
+        for i in range(n):
+            copy_state(&c, s, sizeof(State))
+            apply_move(&c, &S.r, &buf[i])
+            v = rollout_expectation(S, &c, depth + 1)
+            if pick < 0 or v < best_v:                  # its best, the asking side's worst
+                pick, best_v = i, v
+    for i in range(n):
+        copy_state(&c, s, sizeof(State))
+        apply_move(&c, &S.r, &buf[i])
+        against_rollout_player(S, &c, depth + 1, program, &o, &v)
+        if i == 0 or (o > best_o if mine else o < best_o) or (mine and o == best_o and v > best_v):
+            best_o = o
+            if mine or n == 1:
+                best_v = v
+        if not mine and n > 1:
+            theirs += ((program if i == g else 0.0) + (1.0 - program if i == pick else 0.0)) * v
+    obj[0] = best_o
+    vs[0] = best_v if mine or n == 1 else theirs
+
+
+cdef int last_round_vs_rollout_player(Search* S, double program, double* out) noexcept nogil:
+    """Each root move's margin against the other seat, the greedy program with
+    weight `program` and else the rollout player (against_rollout_player), in
+    the last round of 2 players, the one world there is: out[m] by root move.
+    -1 where that is not the position (a stock, more players)."""
+    cdef Know* k = &S.k
+    cdef State w, c
+    cdef int m, i, o, opp = 1 - k.observer
+    if S.r.n_players != 2 or k.base.stock_pos != N_CARDS:
+        return -1
+    memcpy(&w, &k.base, sizeof(State))
+    for i in range(k.n_unseen):                         # every card unseen is the other seat's
+        w.hand[opp] |= bit(k.unseen[i])
+    for m in range(S.n_root):
+        copy_state(&c, &w, sizeof(State))
+        apply_move(&c, &S.r, &S.roots[m].move)
+        against_rollout_player(S, &c, 0, program, &o, &out[m])
+    return 0
+
 
 cdef void shuffle_worlds(const Know* k, u64* ways, int count) noexcept nogil:
     """The worlds' keys in a shuffled order seeded by the position (the same

@@ -27,10 +27,11 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
 from cirulla.solver._core cimport (
-    GREEDY, LEARNED, MAX_MOVES, MAX_SEATS, N_CARDS, N_CAT, CoreRules, Move, State, bit, gen_moves, lowest, policy_flags,
-    side_of, state_from_dict, state_to_dict, u64, value_layout)
+    EPS_MILLI_DEFAULT, GREEDY, LEARNED, MAX_MOVES, MAX_SEATS, N_CARDS, N_CAT, CoreRules, Move, State, bit, gen_moves,
+    lowest, policy_flags, side_of, state_from_dict, state_to_dict, u64, value_layout)
 from cirulla.solver._equity cimport EquityTable
-from cirulla.solver._exact cimport XCAP, XDEPTH, Tables, exact_worlds, tables_free, tables_init
+from cirulla.solver._exact cimport (
+    XCAP, XDEPTH, Tables, exact_worlds, last_round_vs_rollout_player, tables_free, tables_init)
 from cirulla.solver._ismcts cimport Tree, ismcts_iteration, tree_free, tree_init
 from cirulla.solver._paired cimport paired_world
 from cirulla.solver._worlds cimport (
@@ -82,7 +83,7 @@ cdef class Searcher:
     def __init__(self, CoreRules rules, dict base, *, int observer, list unseen, list hidden,
                  list nobuona, list played, bint fixed, unsigned long long seed,
                  StopFlag stop, list plays=None, list past=None, double infer_t=0.0,
-                 double c_ucb=4.0, int eps_milli=100, int follow_min=8, int follow_own=1,
+                 double c_ucb=4.0, int eps_milli=EPS_MILLI_DEFAULT, int follow_min=8, int follow_own=1,
                  double root_floor=0.0, int policy=GREEDY, int infer_policy=GREEDY, int own_policy=-1,
                  double infer_mix=-1.0, int infer_soft=0, double infer_program=0.0, int infer_split=0,
                  int own_eps_milli=-1, int learned_value=0,
@@ -296,6 +297,21 @@ cdef class Searcher:
         with nogil:
             done = exact_worlds(&self.S, &self.tables, part, parts, deadline, respond)
         return done
+
+    def vs_rollout_player(self, double program=0.0):
+        """The last round of 2 players (the stock empty, one world): each root
+        move's margin against a player who plays it by rollouts (flat Monte
+        Carlo: its every move the best by the rollout policy's expectation of
+        the rest), or with weight `program` the greedy program (its move
+        greedy's), this seat's moves the best by minimax first, then against
+        that player; by root move, or None in any other position."""
+        cdef double out[MAX_MOVES]
+        cdef int done
+        if not 0.0 <= program <= 1.0:
+            raise ValueError(f"program (a weight) must be in 0..1, got {program}")
+        with nogil:
+            done = last_round_vs_rollout_player(&self.S, program, out)
+        return None if done < 0 else [out[m] for m in range(self.S.n_root)]
 
     def sample(self):
         """One sampled world as an export()-style dict (for tests); the dealt

@@ -94,6 +94,7 @@ TUNING: dict[str, tuple[str, Callable[[str], Knob]]] = {
     "ipol": ("infer_policy", _policy), "spol": ("own_policy", _policy), "imix": ("infer_mix", float),
     "isoft": ("infer_soft", int), "isplit": ("infer_split", int), "iprog": ("infer_program", float),
     "xprog": ("exact_program", float), "xresp": ("exact_respond", _flag), "xslack": ("exact_slack", float),
+    "xroll": ("exact_rollout_player", _flag),
     "match": ("sensitive", _flag),
     "g": ("min_gain", float), "se": ("target_stderr", float), "first": ("first_look", int)}
 # what a knob's text must be, by how it is read

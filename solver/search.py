@@ -21,7 +21,10 @@ the same way), and then, by the position:
   standard errors 0). Not with optional captures (R-MUST, `relaxed`): the
   trees there are about 6 times larger (0.5-1 s a position), so ISMCTS.
   Where several moves are worth the same against perfect play, rollouts on
-  the same worlds order them (_exact_tiebreak). Against an opponent read as
+  the same worlds order them (_exact_tiebreak); in the last round, how the
+  other seat answers each, exactly: greedy's move by its weight as the
+  program, else the move of a player who plays the round by rollouts, as flat
+  Monte Carlo does (Searcher.vs_rollout_player). Against an opponent read as
   the greedy program (its weight at least Tuning.exact_program) each world
   is solved as the best response to it instead, its every move greedy's:
   minimax assumes a perfect opponent, the program is not one (+0.10 a hand
@@ -364,7 +367,11 @@ class Tuning:
     plays them out by rollouts instead. `exact_slack` (points): where the last
     rounds are solved by minimax, the moves this close to the best are ordered
     by rollouts on the same worlds too, as equal ones are (minimax assumes an
-    opponent who sees every card; 0: equal ones only).
+    opponent who sees every card; 0: equal ones only). `exact_rollout_player`:
+    in the last round of 2 players they are ordered instead by how the other
+    seat would answer them, greedy's move by its weight as the program, else a
+    player's who plays the round by rollouts, as flat Monte Carlo does
+    (Searcher.vs_rollout_player); False: by rollouts there too.
     """
     method: SearchMethod | None = None
     sensitive: bool = False
@@ -377,6 +384,7 @@ class Tuning:
     exact_program: float | None = None
     exact_respond: bool = True
     exact_slack: float = 0.0
+    exact_rollout_player: bool = True
     knobs: SearchParams = field(default_factory=lambda: SearchParams())
 
     def __post_init__(self) -> None:
@@ -863,7 +871,8 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
         return run_search(dataclasses.replace(know, nobuona=(0,) * len(know.nobuona)), budget, tuning)
     solved = snapshot(reason)
     if method is SearchMethod.EXACT and reason is StopReason.EXACT:
-        tiebreak = _exact_tiebreak(know, solved, seed, stop, equity, match_mode, end_arg, knobs, slack)
+        tiebreak = _exact_tiebreak(know, solved, seed, stop, equity, match_mode, end_arg, knobs, slack,
+                                   program if tuning.exact_rollout_player and not respond else None)
         if tiebreak is not None:
             return snapshot(reason, tiebreak)
     return solved
@@ -871,19 +880,26 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
 
 def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _search.StopFlag,
                     equity: EquityTable | None, match_mode: bool, deadline: float,
-                    params: SearchParams, slack: float = 0.0) -> list[float] | None:
+                    params: SearchParams, slack: float = 0.0, program: float | None = None) -> list[float] | None:
     """Where the exact solver finds several best moves of equal value, their
     figures from rollouts on the same worlds (the rollout policy playing both
     sides), by root move; None without a tie. Minimax rates them alike because
     it assumes a perfect opponent; the rollouts tell which one leaves a real
     one more room to go wrong. Taking the first of them instead, the exact
     solve of the last round cost 0.39 points a hand against greedy (README
-    "Equal exact moves")."""
+    "Equal exact moves"). With the other side's weight as the greedy program
+    (`program`, not None), in the last round (one world) by their margins
+    against it, exactly: the program's move by that weight, else the move of a
+    player who plays the round by rollouts, as flat Monte Carlo does
+    (docs/strength.md, "The last round against a player who plays it by
+    rollouts")."""
     mean = [m.expected_points for m in solved.moves]
     key = [m.win_chance or 0.0 for m in solved.moves] if match_mode else mean
     if len(_equal_to_best(key, mean, 0, slack)) < 2:     # solved.moves[0] is the best
         return None
     s = know.searcher(_thread_seed(seed, 1 << 20), stop, equity=equity, match_mode=match_mode, **params)
+    if program is not None and (against := s.vs_rollout_player(program)) is not None:
+        return against
     s.paired(TIE_WORLDS, deadline, MIN_WORLDS)
     st = s.stats()
     return [v / st["weight"] for v in (st["p_win"] if match_mode else st["p_sum"])]

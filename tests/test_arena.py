@@ -37,7 +37,9 @@ def test_a_knob_out_of_its_range_is_the_specs_error_before_any_game():
         with pytest.raises(CirullaError, match=f"engine '{bad}': ({field}|stopping rule: {field}|tuning: {field})"):
             EngineSpec.parse(bad)
     assert dict(EngineSpec.parse("ismcts:100it:isplit=1,xresp=1").params) == {"infer_split": 1, "exact_respond": True}
-    for bad, why in (("xresp=5", "xresp=5 is not 1 or 0"), ("c=abc", "c=abc is not a number"),
+    assert dict(EngineSpec.parse("ismcts:100it:xroll=0").params) == {"exact_rollout_player": False}
+    for bad, why in (("xresp=5", "xresp=5 is not 1 or 0"), ("xroll=2", "xroll=2 is not 1 or 0"),
+                     ("c=abc", "c=abc is not a number"),
                      ("follow=1.5", "follow=1.5 is not a whole number"),
                      ("pol=clever", "pol=clever is not a policy: greedy, learned, sample")):
         with pytest.raises(CirullaError, match=f"engine 'ismcts:100it:{bad}': {why}$"):

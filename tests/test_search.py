@@ -720,24 +720,141 @@ def against_greedy(core, me: int) -> int:
     return max(values)
 
 
+ROLLOUT_EPS = 0.1       # the rollout policy's random moves (_core.EPS_MILLI_DEFAULT): flat Monte Carlo's
+
+
+def rollout_expectation(core, me: int) -> float:
+    """The margin of side `me` expected over every line of the rollout policy
+    (greedy's move, or any at random one time in ten) on both sides."""
+    if core.phase == _core.PHASE_OVER:
+        pts = [sum(row) for row in core.score()]
+        return pts[me] - pts[1 - me]
+    moves = core.legal_moves()
+    g = core.greedy_choice(moves) if len(moves) > 1 else 0
+    total = 0.0
+    for i, mv in enumerate(moves):
+        child = core.copy()
+        child.apply(*mv)
+        p = (ROLLOUT_EPS / len(moves) + (1 - ROLLOUT_EPS) * (i == g)) if len(moves) > 1 else 1.0
+        total += p * rollout_expectation(child, me)
+    return total
+
+
+def against_rollout_player(core, me: int, program: float = 0.0) -> tuple[int, float]:
+    """(the minimax margin, the margin against a player whose every move is
+    greedy's with weight `program`, else the best by rollout_expectation) of
+    side `me` in the last round, its own moves the best by minimax first, then
+    against that player: brute_value's walk."""
+    if core.phase == _core.PHASE_OVER:
+        pts = [sum(row) for row in core.score()]
+        return pts[me] - pts[1 - me], float(pts[me] - pts[1 - me])
+    moves = core.legal_moves()
+    kids = []
+    for mv in moves:
+        child = core.copy()
+        child.apply(*mv)
+        kids.append(child)
+    values = [against_rollout_player(k, me, program) for k in kids]
+    if len(moves) == 1:
+        return values[0]
+    if core.turn == me:
+        best = max(v for v, _ in values)
+        return best, max(a for v, a in values if v == best)
+    theirs = min(range(len(kids)), key=lambda i: rollout_expectation(kids[i], me))    # its best, the first
+    greedy = core.greedy_choice(moves)
+    return min(v for v, _ in values), program * values[greedy][1] + (1 - program) * values[theirs][1]
+
+
+def program_weight(view: SeatView) -> float:
+    """The other seat's weight as the greedy program, as the search reads it."""
+    know = Knowledge.of(view)
+    return know.searcher(1, _search.StopFlag(), **searcher_knobs(view.rules)).type_weights[1 - view.seat][0]
+
+
 @pytest.mark.parametrize("seed", [1, 6, 9, 13])
 def test_equal_exact_moves_are_ordered_by_a_fallible_opponent(seed):
     """Minimax rates several last-round moves alike (a perfect opponent
     answers each as well); the engine recommends among them the one that does
-    best against a real opponent, here the greedy one (the first of the tied
-    did worse in each of these positions)."""
+    best against a real opponent: by default the other seat as the search
+    reads it, the greedy program by its weight and else one who plays the
+    last round by rollouts, as flat Monte Carlo does
+    (Searcher.vs_rollout_player), and with `exact_rollout_player` off the
+    rollouts' own opponent, here the greedy one (the first of the tied did
+    worse in each of these positions)."""
     match = _endgame(Rules(), seed, 0, 3)
     seat = match.to_move
-    res = search(match.view(seat), SearchBudget(seed=1))
-    tied = [m.move for m in res.moves if m.expected_points == res.moves[0].expected_points]
-    assert len(tied) > 1 and res.best in tied
-    worth = {}
+    program = program_weight(match.view(seat))
+    worth, against = {}, {}
     for mv in match.core.legal_moves():
         child = match.core.copy()
         child.apply(*mv)
-        worth[Move.from_core(mv, match.rules.matta_card)] = against_greedy(child, seat)
-    assert worth[res.best] == max(worth[m] for m in tied) > min(worth[m] for m in tied)
+        move = Move.from_core(mv, match.rules.matta_card)
+        worth[move] = against_greedy(child, seat)
+        against[move] = against_rollout_player(child, seat, program)[1]
+    res = search(match.view(seat), SearchBudget(seed=1))
+    tied = [m.move for m in res.moves if m.expected_points == res.moves[0].expected_points]
+    assert len(tied) > 1 and res.best in tied
+    assert against[res.best] == max(against[m] for m in tied)
     assert [m.move for m in res.moves[:len(tied)]] == tied      # the equal moves lead the ranking
+    by_rollouts = run_search(Knowledge.of(match.view(seat)), SearchBudget(seed=1), Tuning(exact_rollout_player=False))
+    assert by_rollouts.best in tied
+    assert worth[by_rollouts.best] == max(worth[m] for m in tied) > min(worth[m] for m in tied)
+
+
+def _last_round_after_loose_play(seed: int) -> Match:
+    """The last round's first decision, every move before it greedy's or at
+    random by turns of a coin (an opponent that does not read as the program)."""
+    match, coin = Match(Rules(), seed=seed), random.Random(seed)
+    while not (match.stock_size == 0 and len(match.hand(match.to_move)) == 3):
+        match.play(match.greedy_move() if coin.random() < 0.5 else coin.choice(match.legal_moves))
+    return match
+
+
+@pytest.mark.parametrize("seed", [132, 197])
+def test_the_last_round_answers_a_player_who_plays_it_by_rollouts(seed):
+    """Where the other seat does not read as the program, the engine's move
+    among those minimax rates alike is the one a player who plays the round by
+    rollouts answers worst (with its weight as the program, greedy's move
+    beside), where the rollouts that ordered them before chose one it answers
+    better (in these positions)."""
+    match = _last_round_after_loose_play(seed)
+    seat = match.to_move
+    program = program_weight(match.view(seat))
+    assert program < 0.5
+    against = {}
+    for mv in match.core.legal_moves():
+        child = match.core.copy()
+        child.apply(*mv)
+        against[Move.from_core(mv, match.rules.matta_card)] = against_rollout_player(child, seat, program)[1]
+    know = Knowledge.of(match.view(seat))
+    res = run_search(know, SearchBudget(seed=1), Tuning())
+    tied = [m.move for m in res.moves if m.expected_points == res.moves[0].expected_points]
+    assert res.method == "exact" and res.best in tied
+    assert against[res.best] == pytest.approx(max(against[m] for m in tied), abs=1e-9)
+    before = run_search(know, SearchBudget(seed=1), Tuning(exact_rollout_player=False))
+    assert before.best in tied and against[before.best] < against[res.best] - 1.0
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 6, 9, 13])
+@pytest.mark.parametrize("program", [0.0, 0.7])
+def test_the_last_round_against_a_rollout_player_is_its_brute_force(seed, program):
+    """Searcher.vs_rollout_player: every root move's margin against a player
+    who plays the last round by rollouts (or greedy's move by the program's
+    weight), as a walk of every line in Python gives it; no figure where a
+    stock remains, an error for a weight out of 0..1."""
+    match = _endgame(Rules(), seed, 0, 3)
+    seat = match.to_move
+    searcher = Knowledge.of(match.view(seat)).searcher(1, _search.StopFlag())
+    want = []
+    for mv in searcher.root_moves:
+        child = match.core.copy()
+        child.apply(*mv)
+        want.append(against_rollout_player(child, seat, program)[1])
+    assert searcher.vs_rollout_player(program) == pytest.approx(want, abs=1e-9)
+    with pytest.raises(ValueError, match="program"):
+        searcher.vs_rollout_player(1.5)
+    earlier = _endgame(Rules(), seed, 6, 2)
+    assert Knowledge.of(earlier.view(earlier.to_move)).searcher(1, _search.StopFlag()).vs_rollout_player() is None
 
 
 def _last_two_rounds_after_loose_play(seed: int) -> Match:
