@@ -1714,16 +1714,25 @@ cdef void exact_world(const Solve* X, const State* w, double weight) noexcept no
 # rollouts"). Minimax rates alike moves that a perfect opponent answers alike;
 # among them, the one this player answers worst is the better.
 
-cdef double rollout_expectation(Search* S, const State* s, int depth) noexcept nogil:
+# the positions a walk of the last round may visit (a few ms; with optional
+# captures and a large table it could take 100 ms): beyond, the rollouts
+cdef enum:
+    WALK_NODES = 20000
+
+cdef double rollout_expectation(Search* S, const State* s, int depth, long* left) noexcept nogil:
     """The asking side's margin from s to the hand's end, expected over every
     line of the rollout policy (greedy's move, or one of all at random
     EPS_MILLI_DEFAULT times in 1000, the Searcher's and flat Monte
-    Carlo's rate) on both sides; no deal is due."""
+    Carlo's rate) on both sides; no deal is due. Each position visited counts
+    down `left` (below 0: the figure is void)."""
     cdef State c
     cdef Leaf lf
     cdef Move* buf = &S.buf[depth * XCAP]
     cdef int n, i, g
-    cdef double v = 0.0, eps = EPS_MILLI_DEFAULT / 1000.0
+    cdef double v = 0.0, p, eps = EPS_MILLI_DEFAULT / 1000.0
+    left[0] -= 1
+    if left[0] < 0:
+        return 0.0
     if s.phase != PH_PLAY:
         leaf_of(S, s, &lf)
         return lf.margin
@@ -1734,23 +1743,30 @@ cdef double rollout_expectation(Search* S, const State* s, int depth) noexcept n
     for i in range(n):
         copy_state(&c, s, sizeof(State))
         apply_move(&c, &S.r, &buf[i])
-        v += (eps / n + (1.0 - eps if i == g else 0.0) if n > 1 else 1.0) * rollout_expectation(S, &c, depth + 1)
+        p = eps / n + (1.0 - eps if i == g else 0.0) if n > 1 else 1.0
+        v += p * rollout_expectation(S, &c, depth + 1, left)
     return v
 
 
 cdef void against_rollout_player(Search* S, const State* s, int depth, double program, int* obj,
-                                 double* vs) noexcept nogil:
+                                 double* vs, long* left) noexcept nogil:
     """From s: `obj`, the minimax objective of the asking side, and `vs`, its
     margin against the other seat read as the greedy program with weight
     `program` (its move greedy's) and else as the rollout player (its every
     move the best by rollout_expectation), the asking side's moves the best by
-    minimax first, then against that seat."""
+    minimax first, then against that seat. Counts down `left` as
+    rollout_expectation does."""
     cdef State c
     cdef Leaf lf
     cdef Move* buf = &S.buf[depth * XCAP]
     cdef int n, i, o, pick = -1, mine, g = -1
     cdef double v, best_v = 0.0, theirs = 0.0
     cdef int best_o = 0
+    left[0] -= 1
+    if left[0] < 0:
+        obj[0] = 0
+        vs[0] = 0.0
+        return
     if s.phase != PH_PLAY:
         leaf_of(S, s, &lf)
         obj[0] = lf.obj
@@ -1765,13 +1781,13 @@ cdef void against_rollout_player(Search* S, const State* s, int depth, double pr
         for i in range(n):
             copy_state(&c, s, sizeof(State))
             apply_move(&c, &S.r, &buf[i])
-            v = rollout_expectation(S, &c, depth + 1)
+            v = rollout_expectation(S, &c, depth + 1, left)
             if pick < 0 or v < best_v:                  # its best, the asking side's worst
                 pick, best_v = i, v
     for i in range(n):
         copy_state(&c, s, sizeof(State))
         apply_move(&c, &S.r, &buf[i])
-        against_rollout_player(S, &c, depth + 1, program, &o, &v)
+        against_rollout_player(S, &c, depth + 1, program, &o, &v, left)
         if i == 0 or (o > best_o if mine else o < best_o) or (mine and o == best_o and v > best_v):
             best_o = o
             if mine or n == 1:
@@ -1786,10 +1802,12 @@ cdef int last_round_vs_rollout_player(Search* S, double program, double* out) no
     """Each root move's margin against the other seat, the greedy program with
     weight `program` and else the rollout player (against_rollout_player), in
     the last round of 2 players, the one world there is: out[m] by root move.
-    -1 where that is not the position (a stock, more players)."""
+    -1 where that is not the position (a stock, more players), or where the
+    walk would visit more than WALK_NODES positions."""
     cdef Know* k = &S.k
     cdef State w, c
     cdef int m, i, o, opp = 1 - k.observer
+    cdef long left = WALK_NODES
     if S.r.n_players != 2 or k.base.stock_pos != N_CARDS:
         return -1
     memcpy(&w, &k.base, sizeof(State))
@@ -1798,8 +1816,8 @@ cdef int last_round_vs_rollout_player(Search* S, double program, double* out) no
     for m in range(S.n_root):
         copy_state(&c, &w, sizeof(State))
         apply_move(&c, &S.r, &S.roots[m].move)
-        against_rollout_player(S, &c, 0, program, &o, &out[m])
-    return 0
+        against_rollout_player(S, &c, 0, program, &o, &out[m], &left)
+    return 0 if left >= 0 else -1
 
 
 cdef void shuffle_worlds(const Know* k, u64* ways, int count) noexcept nogil:

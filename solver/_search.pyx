@@ -304,7 +304,9 @@ cdef class Searcher:
         Carlo: its every move the best by the rollout policy's expectation of
         the rest), or with weight `program` the greedy program (its move
         greedy's), this seat's moves the best by minimax first, then against
-        that player; by root move, or None in any other position."""
+        that player; by root move, or None in any other position or where the
+        round has too many lines to walk (with optional captures and a large
+        table: _exact.WALK_NODES)."""
         cdef double out[MAX_MOVES]
         cdef int done
         if not 0.0 <= program <= 1.0:

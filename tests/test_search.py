@@ -835,6 +835,19 @@ def test_the_last_round_answers_a_player_who_plays_it_by_rollouts(seed):
     assert before.best in tied and against[before.best] < against[res.best] - 1.0
 
 
+def test_a_last_round_too_large_to_walk_falls_back_to_the_rollouts():
+    """With optional captures and a large table the last round has too many
+    lines to walk within a hint (it took 0.12 s here): vs_rollout_player gives
+    no figure, and the search orders its equal moves by rollouts as before."""
+    match, coin = Match(Rules.preset("relaxed").replace(hands=1), seed=991_120, dealer=0), random.Random(1120)
+    while not (match.stock_size == 0 and len(match.legal_moves) > 20):
+        match.play(coin.choice(match.legal_moves) if coin.random() < 0.8 else match.greedy_move())
+    know = Knowledge.of(match.view(match.to_move))
+    assert know.searcher(1, _search.StopFlag()).vs_rollout_player(0.3) is None
+    res = run_search(know, SearchBudget(seed=1), Tuning())
+    assert res.method == "exact" and {m.move for m in res.moves} == set(match.legal_moves)
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 6, 9, 13])
 @pytest.mark.parametrize("program", [0.0, 0.7])
 def test_the_last_round_against_a_rollout_player_is_its_brute_force(seed, program):
