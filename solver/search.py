@@ -871,15 +871,15 @@ def run_search(know: Knowledge, budget: SearchBudget = DEFAULT_BUDGET, tuning: T
         return run_search(dataclasses.replace(know, nobuona=(0,) * len(know.nobuona)), budget, tuning)
     solved = snapshot(reason)
     if method is SearchMethod.EXACT and reason is StopReason.EXACT:
-        tiebreak = _exact_tiebreak(know, solved, seed, stop, equity, match_mode, end_arg, knobs, slack,
+        tiebreak = _exact_tiebreak(know, solved, searchers[0], seed, stop, equity, match_mode, end_arg, knobs, slack,
                                    program if tuning.exact_rollout_player and not respond else None)
         if tiebreak is not None:
             return snapshot(reason, tiebreak)
     return solved
 
 
-def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _search.StopFlag,
-                    equity: EquityTable | None, match_mode: bool, deadline: float,
+def _exact_tiebreak(know: Knowledge, solved: SearchResult, solver: _search.Searcher, seed: int,
+                    stop: _search.StopFlag, equity: EquityTable | None, match_mode: bool, deadline: float,
                     params: SearchParams, slack: float = 0.0, program: float | None = None) -> list[float] | None:
     """Where the exact solver finds several best moves of equal value, their
     figures from rollouts on the same worlds (the rollout policy playing both
@@ -892,14 +892,14 @@ def _exact_tiebreak(know: Knowledge, solved: SearchResult, seed: int, stop: _sea
     against it, exactly: the program's move by that weight, else the move of a
     player who plays the round by rollouts, as flat Monte Carlo does
     (docs/strength.md, "The last round against a player who plays it by
-    rollouts")."""
+    rollouts"), walked by `solver`, the exact solve's own Searcher."""
     mean = [m.expected_points for m in solved.moves]
     key = [m.win_chance or 0.0 for m in solved.moves] if match_mode else mean
     if len(_equal_to_best(key, mean, 0, slack)) < 2:     # solved.moves[0] is the best
         return None
-    s = know.searcher(_thread_seed(seed, 1 << 20), stop, equity=equity, match_mode=match_mode, **params)
-    if program is not None and (against := s.vs_rollout_player(program)) is not None:
+    if program is not None and (against := solver.vs_rollout_player(program)) is not None:
         return against
+    s = know.searcher(_thread_seed(seed, 1 << 20), stop, equity=equity, match_mode=match_mode, **params)
     s.paired(TIE_WORLDS, deadline, MIN_WORLDS)
     st = s.stats()
     return [v / st["weight"] for v in (st["p_win"] if match_mode else st["p_sum"])]
