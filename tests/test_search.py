@@ -525,12 +525,17 @@ def test_search_after_declaring():
 
 # --- 3. exact endgames (2 players) ------------------------------------------------------
 
+def hand_margin(core, side: int) -> int:
+    """Side `side`'s points of the finished hand less the other side's."""
+    pts = [sum(row) for row in core.score()]
+    return pts[side] - pts[1 - side]
+
+
 def brute_value(core, me: int) -> int:
     """The hand margin of side `me` under minimax, walking every move in Python
     (through the core's moves; deals come from the world's stock)."""
     if core.phase == _core.PHASE_OVER:
-        pts = [sum(row) for row in core.score()]
-        return pts[me] - pts[1 - me]
+        return hand_margin(core, me)
     if core.phase == _core.PHASE_DEAL:
         core = core.copy()
         core.deal()
@@ -702,8 +707,7 @@ def against_greedy(core, me: int) -> int:
     """The hand margin of side `me` playing its best against an opponent who
     plays the greedy move (brute_value's walk, the other seat fallible)."""
     if core.phase == _core.PHASE_OVER:
-        pts = [sum(row) for row in core.score()]
-        return pts[me] - pts[1 - me]
+        return hand_margin(core, me)
     if core.phase == _core.PHASE_DEAL:
         core = core.copy()
         core.deal()
@@ -727,8 +731,7 @@ def rollout_expectation(core, me: int) -> float:
     """The margin of side `me` expected over every line of the rollout policy
     (greedy's move, or any at random one time in ten) on both sides."""
     if core.phase == _core.PHASE_OVER:
-        pts = [sum(row) for row in core.score()]
-        return pts[me] - pts[1 - me]
+        return hand_margin(core, me)
     moves = core.legal_moves()
     g = core.greedy_choice(moves) if len(moves) > 1 else 0
     total = 0.0
@@ -746,8 +749,8 @@ def against_rollout_player(core, me: int, program: float = 0.0) -> tuple[int, fl
     side `me` in the last round, its own moves the best by minimax first, then
     against that player: brute_value's walk."""
     if core.phase == _core.PHASE_OVER:
-        pts = [sum(row) for row in core.score()]
-        return pts[me] - pts[1 - me], float(pts[me] - pts[1 - me])
+        margin = hand_margin(core, me)
+        return margin, float(margin)
     moves = core.legal_moves()
     kids = []
     for mv in moves:
@@ -922,8 +925,7 @@ def against_greedy_side(core, side: int, rules: Rules) -> int:
     """against_greedy with two sides: the other side's seats play the greedy
     move, the asking side's two seats their side's best (the partner's too)."""
     if core.phase == _core.PHASE_OVER:
-        pts = [sum(row) for row in core.score()]
-        return pts[side] - pts[1 - side]
+        return hand_margin(core, side)
     moves = core.legal_moves()
     if rules.side_of(core.turn) != side:
         child = core.copy()
