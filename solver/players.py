@@ -103,7 +103,7 @@ class Level:
 LEVELS: tuple[Level, ...] = (
     Level(N_("random"), about=N_("any legal move")),
     Level(N_("greedy"), about=N_("the best immediate gain, no look ahead")),
-    Level(N_("beginner"), 1_000, 0.35, 0.30, N_("a short look ahead and frequent slips")),
+    Level(N_("beginner"), 1_000, 0.35, 0.35, N_("a short look ahead and frequent slips")),
     Level(N_("casual"), 1_500, 0.6, 0.15, N_("a little look ahead, some slips")),
     Level(N_("intermediate"), 4_000, 0.47, 0.09, N_("a fair search, few slips")),
     Level(N_("advanced"), 10_000, 0.25, 0.05, N_("a deeper search, fewer misjudgements")),
@@ -125,16 +125,16 @@ class Rating:
 
 # The ladder's ratings, the one place apps read them from (GetEngineInfo, README
 # "Strength (the arena)"): measured with the LEVELS above (a change to them or to
-# the search's defaults is measured again), 2026-12-04 (with 2 players the rollouts
-# corrected by the learned value), by
+# the search's defaults is measured again), 2026-12-06 (the last round's equal moves
+# ordered against the rollout player; beginner's slips 35%), by
 #   python bench/ladder.py --levels greedy,beginner,casual,intermediate,advanced \
 #       --pairs 600 --seed 1000 --jobs 2 --table
 # and full by `--levels full --pairs 300` (the same seed, the same default)
 RATINGS: dict[str, Rating] = {
     "random": Rating(-6.96, -7.32, -6.61, 600),
     "greedy": Rating(0.0, 0.0, 0.0, 0),
-    "beginner": Rating(+1.38, +1.06, +1.69, 600),
-    "casual": Rating(+1.95, +1.65, +2.26, 600),
+    "beginner": Rating(+0.96, +0.65, +1.27, 600),
+    "casual": Rating(+1.95, +1.64, +2.25, 600),
     "intermediate": Rating(+2.53, +2.23, +2.83, 600),
     "advanced": Rating(+3.45, +3.14, +3.77, 600),
     "full": Rating(+4.13, +3.75, +4.52, 300),
